@@ -114,6 +114,12 @@ typedef struct learner {
     uint64_t groups_in_n, groups_scored_n, groups_trained_n, episodes_trained_n;
     uint64_t stale_hub, stale_train, malformed_groups;
     uint64_t malformed_base; /* malformed messages counted before a restart (checkpoint) */
+    /* Episodes the run before a restart had dealt to analyzers and not had back (the
+     * checkpoint's "dealt_outstanding"): scored groups no analyzer's ledger holds are taken
+     * against it, and what is left when orphan_until (monotonic) passes is lost
+     * ("learner_restart"). Under mu. */
+    uint64_t orphan_dealt;
+    double orphan_until;
     int vocab; /* the model's vocab_size: token ids from peers must be below it (0: unknown) */
     /* training-signal counts (learner/samples.h, learner/train.h) */
     uint64_t scored_off_version, episodes_error, dropped_overlong, skipped_nonfinite;

@@ -217,6 +217,7 @@ static char *status_json(learner *l) {
     cJSON_AddNumberToObject(q, "budget_at_max", l->budget_at_max);
     cJSON_AddNumberToObject(q, "groups_per_version", l->groups_per_version);
     cJSON_AddNumberToObject(q, "training_groups", l->training_groups);
+    cJSON_AddNumberToObject(q, "orphan_dealt", (double)l->orphan_dealt);
     cJSON_AddNumberToObject(q, "train_groups", l->train_q.n);
     cJSON_AddNumberToObject(q, "train_tokens", (double)l->train_q_tokens);
     cJSON_AddNumberToObject(q, "tokens_per_step", l->job->optim.tokens_per_step);
@@ -232,6 +233,7 @@ static char *status_json(learner *l) {
     cJSON_AddNumberToObject(c, "dropped_stale_hub", (double)l->stale_hub);
     cJSON_AddNumberToObject(c, "dropped_stale_train", (double)l->stale_train);
     cJSON_AddNumberToObject(c, "episodes_lost", (double)st->episodes_lost);
+    cJSON_AddNumberToObject(c, "episodes_lost_received", (double)st->episodes_lost_received);
     cJSON_AddNumberToObject(c, "scored_off_version", (double)l->scored_off_version);
     cJSON_AddNumberToObject(c, "skipped_nonfinite", (double)l->skipped_nonfinite);
     cJSON_AddNumberToObject(c, "dropped_overlong", (double)l->dropped_overlong);
@@ -654,17 +656,38 @@ static void on_scored(learner *l, Seed__Envelope *e) {
         return;
     }
     pthread_mutex_lock(&l->mu);
-    /* back from the analyzer, whatever it holds: off that analyzer's ledger */
-    for (int i = 0; sg->analyzer_id && i < l->st.n_peers; i++)
-        if (!strcmp(l->st.peers[i].id, sg->analyzer_id)) {
-            learner_peer *p = &l->st.peers[i];
-            p->outstanding -= SEED_MIN(p->outstanding, (uint64_t)sg->group->n_episodes);
-        }
+    /* back from the analyzer: off that analyzer's ledger, or off the orphan ledger of a run
+     * before a restart. A group neither holds was already counted (lost when its analyzer
+     * was forgotten, lost or requeued from the checkpoint with a restart, or received by a
+     * learner killed after its last checkpoint): training it would count it twice. */
+    uint64_t n = sg->group->n_episodes;
+    learner_peer *p = NULL;
+    for (int i = 0; sg->analyzer_id && i < l->st.n_peers && !p; i++)
+        if (!strcmp(l->st.peers[i].id, sg->analyzer_id)) p = &l->st.peers[i];
+    int held = 1;
+    if (p && p->outstanding >= n)
+        p->outstanding -= n;
+    else if (l->orphan_dealt >= n)
+        l->orphan_dealt -= n;
+    else
+        held = 0;
     wire_limits lim = limits_now(l);
     char why[256];
     wire_reject r = wire_check_scored(sg, &lim, why, sizeof why);
     if (r) {
         reject(l, "scored_in", e, r, why);
+        if (held) { /* a group the hub had dealt, refused: lost */
+            learner_stats_lose(&l->st, "scored_refused", n);
+            l->st.episodes_lost_received += n;
+        }
+        pthread_mutex_unlock(&l->mu);
+        wire_free(e);
+        return;
+    }
+    if (!held) {
+        learner_reasons_add(&l->st.rejected, "not_dealt", 1);
+        seed_log(SEED_LOG_DEBUG, "scored_in: a group from %s that no ledger holds: dropped",
+                 sg->analyzer_id);
         pthread_mutex_unlock(&l->mu);
         wire_free(e);
         return;
@@ -712,6 +735,7 @@ static void on_heartbeat(learner *l, Seed__Envelope *e) {
                 uint64_t d = SEED_MIN(h->episodes_dropped - p->dropped_seen, p->outstanding);
                 p->outstanding -= d;
                 learner_stats_lose(&l->st, "analyzer_dropped", d);
+                l->st.episodes_lost_received += d;
             }
             p->dropped_seen = h->episodes_dropped;
             p->role = h->role;
@@ -830,6 +854,7 @@ static int kept_counters(learner *l, const char **name, uint64_t **v) {
     KEEP("dropped_overlong", l->dropped_overlong);
     KEEP("skipped_nonfinite", l->skipped_nonfinite);
     KEEP("episodes_lost", l->st.episodes_lost);
+    KEEP("episodes_lost_received", l->st.episodes_lost_received);
     KEEP("peers_joined", l->st.peers_joined);
     KEEP("peers_lost", l->st.peers_lost);
 #undef KEEP
@@ -852,6 +877,11 @@ void learner_counters_save(learner *l, learner_ckpt_state *st) {
     weights_pub_stats ws;
     weights_pub_stats_get(l->pub, &ws);
     learner_ckpt_counter_set(st, "malformed", learner_malformed(l) + ws.malformed);
+    /* what analyzers hold: received, not in pending.bin, and maybe never coming back */
+    uint64_t dealt = l->orphan_dealt;
+    for (int i = 0; i < l->st.n_peers; i++)
+        if (l->st.peers[i].role == SEED__ROLE__ROLE_ANALYZER) dealt += l->st.peers[i].outstanding;
+    learner_ckpt_counter_set(st, "dealt_outstanding", dealt);
     for (size_t k = 0; k < sizeof KEPT_REASONS / sizeof KEPT_REASONS[0]; k++) {
         const learner_reasons *r = (const learner_reasons *)((char *)&l->st + KEPT_REASONS[k].off);
         char key[LEARNER_CKPT_COUNTER_NAME];
@@ -873,6 +903,10 @@ static void restore_counters(learner *l) {
     int n = kept_counters(l, name, v);
     for (int i = 0; i < n; i++) *v[i] = learner_ckpt_counter_get(rs, name[i]);
     l->malformed_base = learner_ckpt_counter_get(rs, "malformed");
+    /* analyzers alive through the restart return what they held within a few heartbeat
+     * timeouts; the rest died with theirs */
+    l->orphan_dealt = learner_ckpt_counter_get(rs, "dealt_outstanding");
+    l->orphan_until = seed_now() + 3.0 * l->job->wire.peer_timeout_ms / 1000.0;
     for (size_t k = 0; k < sizeof KEPT_REASONS / sizeof KEPT_REASONS[0]; k++) {
         learner_reasons *r = (learner_reasons *)((char *)&l->st + KEPT_REASONS[k].off);
         size_t pn = strlen(KEPT_REASONS[k].prefix);
@@ -1063,6 +1097,11 @@ int main(int argc, char **argv) {
             pthread_mutex_lock(&l->mu);
             learner_stats_snapshot(&l->st, now);
             int gone = learner_stats_expire(&l->st, now, peer_timeout);
+            if (l->orphan_dealt && now > l->orphan_until) {
+                learner_stats_lose(&l->st, "learner_restart", l->orphan_dealt);
+                l->st.episodes_lost_received += l->orphan_dealt;
+                l->orphan_dealt = 0;
+            }
             pthread_mutex_unlock(&l->mu);
             expire_actor_credit(l, now, peer_timeout);
             if (gone)

@@ -1,6 +1,8 @@
 /* stats.c — see stats.h. */
 #include "learner/stats.h"
 
+#include "proto/seed.pb-c.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +97,7 @@ int learner_stats_expire(learner_stats *s, double now, double timeout_s) {
     int dropped = 0;
     for (int i = 0; i < s->n_peers;) {
         if (now - s->peers[i].last_seen > timeout_s) {
-            learner_stats_lose(s, "peer_timeout", learner_peer_in_flight(&s->peers[i]));
+            learner_stats_lose_peer(s, "peer_timeout", &s->peers[i]);
             s->peers_lost++;
             s->peers[i] = s->peers[--s->n_peers];
             dropped++;
@@ -140,13 +142,22 @@ void learner_stats_lose(learner_stats *s, const char *reason, uint64_t n) {
     learner_reasons_add(&s->lost, reason, n);
 }
 
+void learner_stats_lose_peer(learner_stats *s, const char *reason, const learner_peer *p) {
+    /* an analyzer: what the hub dealt it and did not get back (a group it holds that no
+     * ledger of this learner has, dealt before a restart, is the orphan ledger's) */
+    int analyzer = p->role == SEED__ROLE__ROLE_ANALYZER;
+    uint64_t n = analyzer ? p->outstanding : learner_peer_in_flight(p);
+    learner_stats_lose(s, reason, n);
+    s->episodes_lost_received += p->outstanding; /* also a peer not yet known by its role */
+}
+
 int learner_stats_incarnation(learner_stats *s, learner_peer *p, uint64_t inc, double now) {
     if (!inc || p->incarnation == inc) return 0;
     if (!p->incarnation) {
         p->incarnation = inc;
         return 0;
     }
-    learner_stats_lose(s, "peer_restarted", learner_peer_in_flight(p));
+    learner_stats_lose_peer(s, "peer_restarted", p);
     s->peers_lost++;
     s->peers_joined++;
     learner_peer fresh;

@@ -80,6 +80,10 @@ typedef struct learner_stats {
     int n_peers;
     learner_peer peers[LEARNER_MAX_PEERS];
     uint64_t peers_joined, peers_lost, episodes_lost;
+    /* of episodes_lost, those the hub had received and dealt to an analyzer (the rest
+     * were in flight at actors, never received): what closes the conservation of
+     * received episodes (trained + stale + lost_received + queued) */
+    uint64_t episodes_lost_received;
     learner_reasons episode_errors; /* episodes left out of training, by error reason */
     learner_reasons lost;           /* episodes_lost by reason */
     learner_reasons rejected;       /* peer messages refused by the validator, by reason */
@@ -110,6 +114,9 @@ int learner_stats_expire(learner_stats *s, double now, double timeout_s);
 uint64_t learner_peer_in_flight(const learner_peer *p);
 /* Count n episodes lost for `reason`. */
 void learner_stats_lose(learner_stats *s, const char *reason, uint64_t n);
+/* Count what peer p held as lost for `reason`: an actor's in-flight episodes, an
+ * analyzer's ledger (also counted as lost_received). */
+void learner_stats_lose_peer(learner_stats *s, const char *reason, const learner_peer *p);
 /* The peer p says it is incarnation inc: when it was another one before, that process
  * is gone and what it held is lost ("peer_restarted"); the entry starts over (id kept).
  * Returns 1 when a restart was counted. */
