@@ -10,6 +10,9 @@
 #define _GNU_SOURCE
 #include "model/backend.h"
 #include "model/safetensors.h"
+#ifdef SEED_HAVE_CUDA
+#include "model/cuda/cuda_backend.h"
+#endif
 
 #include <errno.h>
 #include <math.h>
@@ -124,6 +127,9 @@ void model_weights_view(const model *m, float *base, model_weights *w) {
 
 static const model_backend *find_backend(const char *name) {
     if (!name || !*name || strcmp(name, "cpu") == 0) return &model_cpu_backend;
+#ifdef SEED_HAVE_CUDA
+    if (strcmp(name, "cuda") == 0) return &model_cuda_backend;
+#endif
     return NULL;
 }
 
@@ -140,7 +146,20 @@ int model_create(model **out, const model_config *cfg, const model_limits *lim, 
                          lim->max_batch_seqs, lim->max_seq_len, lim->max_train_tokens,
                          lim->max_infer_tokens, lim->threads);
     const model_backend *be = find_backend(backend);
-    if (!be) return seed_errf(err, errlen, "unknown model backend \"%s\" (known: cpu)", backend);
+#ifndef SEED_HAVE_CUDA
+    if (!be && strcmp(backend, "cuda") == 0)
+        return seed_errf(err, errlen,
+                         "model.backend cuda: this build has no CUDA backend (nvcc was not found "
+                         "when it was configured; SEED_CUDA=ON makes that an error)");
+#endif
+    if (!be)
+        return seed_errf(err, errlen, "unknown model backend \"%s\" (known: cpu%s)", backend,
+#ifdef SEED_HAVE_CUDA
+                         ", cuda"
+#else
+                         ""
+#endif
+        );
     model *m = calloc(1, sizeof *m);
     if (!m) return seed_errf(err, errlen, "out of memory creating the model");
     m->cfg = *cfg;
