@@ -1,12 +1,14 @@
 """adapters.py — gym-style text environments behind one small interface, for
-seed_envserver.py. One Adapter instance per session (episode stream); a Factory holds what
-sessions share (TextWorldExpress's JVM).
+seed_envserver.py. One session object per session (episode stream); a factory holds what
+sessions share (TextWorldExpress's JVM, a loaded data set, WebShop's search engine).
 
 Interface (every method returns a dict the server copies into an EnvReply):
   reset(seed, split, task, params, max_steps) -> observation, admissible, task, info
   step(action)  -> observation, admissible, reward, done, won, info
   close()
-`action` is "" for an invalid step (the policy produced no action): a no-op step.
+`action` is "" for an invalid step (the policy produced no action): a no-op step. The
+shared shape of the adapters built on it (params schema, splits, missing packages as
+error replies) is adapter_base.py.
 
 Adapters:
   gym-sokoban  gym_sokoban's room generator and dynamics, rendered as verl-agent's text grid
@@ -15,39 +17,20 @@ Adapters:
                num_gen_steps=<gym default>.
   twx          TextWorldExpress (textworld_express); task = game name (cookingworld, twc,
                coin, ...), params = its gameParams string; admissible = getValidActions.
+  search-r1    Search-R1 QA over a Search-R1 retriever server (adapter_searchr1.py).
+  alfworld     ALFWorld's TextWorld games, package alfworld (adapter_alfworld.py).
+  webshop      princeton-nlp's WebShop text env, package web_agent_site (adapter_webshop.py).
   echo         a trivial env for transport benchmarks: observation echoes the action.
 """
 import contextlib
-import hashlib
 import random
 import sys
 
-SPLIT_FOLD = {"train": "train", "seen": "dev", "dev": "dev", "valid": "dev",
-              "unseen": "test", "test": "test"}
-
-
-def parse_params(text):
-    """'a=1,b=x' -> {'a': '1', 'b': 'x'}; '' -> {}."""
-    out = {}
-    for item in filter(None, (s.strip() for s in (text or "").split(","))):
-        if "=" not in item:
-            raise ValueError("env params: %r is not key=value" % item)
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
-def level_seed(seed, split):
-    """The 32-bit generator seed of (seed, split): train uses the seed itself (level s is
-    the library's level s); the other splits hash into [2^16, 2^32), away from small train
-    seeds and from each other."""
-    fold = SPLIT_FOLD.get(split or "train")
-    if fold is None:
-        raise ValueError("unknown split %r (train, seen/dev, unseen/test)" % split)
-    if fold == "train":
-        return seed % (1 << 32)
-    h = int.from_bytes(hashlib.sha256(("%s:%d" % (fold, seed)).encode()).digest()[:8], "little")
-    return (1 << 16) + h % ((1 << 32) - (1 << 16))
+from adapter_alfworld import AlfworldFactory
+# The shared helpers live in adapter_base; the server and the tests use them from here.
+from adapter_base import SPLIT_FOLD, level_seed, merge_params, parse_params  # noqa: F401
+from adapter_searchr1 import SearchR1Factory
+from adapter_webshop import WebshopFactory
 
 
 # ---- gym-sokoban -------------------------------------------------------------------------
@@ -118,7 +101,7 @@ class SokobanAdapter:
         self.env.set_maxsteps(steps)
         # The generator draws from Python's and numpy's global RNGs: seed both (as
         # verl-agent does), so (seed, split, params) is the same level on every machine.
-        s = level_seed(seed, split)
+        s = level_seed(seed, split, "gym-sokoban")
         random.seed(s)
         np.random.seed(s)
         # gym_sokoban prints its generator retries on stdout; keep stdout for the protocol.
@@ -232,4 +215,5 @@ class EchoAdapter:
         pass
 
 
-FACTORIES = {"gym-sokoban": SokobanFactory, "twx": TwxFactory, "echo": EchoFactory}
+FACTORIES = {"gym-sokoban": SokobanFactory, "twx": TwxFactory, "echo": EchoFactory,
+             "search-r1": SearchR1Factory, "alfworld": AlfworldFactory, "webshop": WebshopFactory}

@@ -2,7 +2,11 @@
 """seed_envserver.py — serve a gym-style text environment to seed's `remote` env over
 ZeroMQ (EnvRequest/EnvReply envelopes, proto/seed.proto).
 
-  python seed_envserver.py --bind tcp://127.0.0.1:5599 --env gym-sokoban|twx|echo
+  python seed_envserver.py --bind tcp://127.0.0.1:5599 --env NAME [--env-params k=v,...]
+
+NAME is an adapter of adapters.py (gym-sokoban, twx, search-r1, alfworld, webshop, echo).
+--env-params gives server-wide params (paths on this host: a data set, a retriever URL);
+a request's own params override them key by key.
 
 One ROUTER socket serves many clients (DEALER sockets) and many sessions: a session id
 names one episode stream and owns one env instance (created on its first RESET, reused by
@@ -38,6 +42,11 @@ class Server:
         self.args = args
         self.pb2 = pb2
         self.factory = adapters.FACTORIES[args.env]()
+        adapters.merge_params(args.env_params, "")  # a malformed --env-params fails the start
+        # A missing package is every request's error reply; say it once here as well.
+        missing = self.factory.probe() if hasattr(self.factory, "probe") else ""
+        if missing:
+            log.warning("env %s cannot run yet: %s", args.env, missing)
         self.sessions = collections.OrderedDict()  # id -> [adapter, last_used, steps, max]
         self.rx = seedwire.Receiver(pb2, "envserver", {"env_request"},
                                     max_bytes=args.max_msg_bytes, routed=True)
@@ -104,7 +113,8 @@ class Server:
             return
         if req.kind == K.RESET:
             rec = self._session(req.session, True)
-            r = rec[0].reset(req.seed, req.split, req.task, req.params, req.max_steps)
+            params = adapters.merge_params(self.args.env_params, req.params)
+            r = rec[0].reset(req.seed, req.split, req.task, params, req.max_steps)
             rec[2] = 0
             rec[3] = req.max_steps
             rep.task = r.get("task", "")
@@ -177,6 +187,8 @@ def main(argv=None):
     ap.add_argument("--bind", required=True, help="ZeroMQ endpoint, e.g. tcp://127.0.0.1:5599 "
                     "(tcp://127.0.0.1:* picks a free port; the line on stdout says which)")
     ap.add_argument("--env", required=True, choices=sorted(adapters.FACTORIES))
+    ap.add_argument("--env-params", default="", help="server-wide env params, k=v,... "
+                    "(a request's params override them key by key)")
     ap.add_argument("--max-sessions", type=int, default=4096)
     ap.add_argument("--session-ttl", type=float, default=900.0, help="seconds idle")
     ap.add_argument("--max-msg-bytes", type=int, default=1 << 20)

@@ -2,9 +2,9 @@
  *
  *   prompt_tool TOKENIZER_JSON OUT_JSONL
  *
- * For each built-in env (sokoban, ezpoints, household), several seeds, and every step of
- * the expert's episode (up to 6), with four skill combinations (none, episode only, step
- * only, both), it writes one JSON line:
+ * For each built-in env (sokoban, ezpoints, household, webshop, searchqa), several seeds,
+ * and every step of the expert's episode (up to 6), with four skill combinations (none,
+ * episode only, step only, both), it writes one JSON line:
  *   text      the whole rendered chat string with the skills as text
  *             (tok_chat_render of env_prompt_join)
  *   whole     seed's tokenizer on that whole string
@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     if (tok_ws_new(tk, &ws, err, sizeof err)) die("workspace", err);
     FILE *f = fopen(argv[2], "w");
     if (!f) die("open", argv[2]);
-    static const char *const envs[] = {"sokoban", "ezpoints", "household"};
+    static const char *const envs[] = {"sokoban", "ezpoints", "household", "webshop", "searchqa"};
     static const uint64_t seeds[] = {1, 7, 123, 4242};
     tok_ids plain = {0}, acting = {0}, whole = {0}, epb = {0}, stb = {0};
     tok_bytes chat = {0};

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """test_prompt.py — prompt tokens are identical on every path (issue 7, item 10).
 
-prompt_tool renders, for sokoban, ezpoints and household, several seeds and every step of
-an expert episode, with no skill, an episode skill, a step skill and both:
+prompt_tool renders, for sokoban, ezpoints, household, webshop and searchqa, several seeds
+and every step of an expert episode, with no skill, an episode skill, a step skill and both:
   acting   actor_render_prompt with the skills (the actor's skill_prompt path and the
            warm start's demonstrations),
   spliced  the skill-free ids the actor sends, with the skill blocks spliced in at its
@@ -26,6 +26,11 @@ import subprocess
 import sys
 
 from tokenizers import Tokenizer
+
+
+ENVS = ("sokoban", "ezpoints", "household", "webshop", "searchqa")
+# The task line's opening where an env's verl-agent template differs from ALFWorld's.
+TASK_PREFIX = {"searchqa": "Your question: "}
 
 
 def qwen_tokenizer_json():
@@ -69,7 +74,8 @@ def main():
         plain, p1, p2 = rec["plain"], rec["slot_ep0"], rec["slot_step0"]
         head = hf.decode(plain[:p1], skip_special_tokens=False)
         if not (0 < p1 <= p2 < len(plain)) or not head.endswith("\n") or \
-                "Your task is to: " not in head.split("<|im_start|>user\n")[-1]:
+                TASK_PREFIX.get(rec["env"], "Your task is to: ") not in \
+                head.split("<|im_start|>user\n")[-1]:
             print(f"FAIL {where}: slot_ep {p1} does not end the task part: {head[-80:]!r}")
             fails += 1
         tail = hf.decode(plain[p2:], skip_special_tokens=False)
@@ -90,7 +96,7 @@ def main():
                 fails += 1
         if rec["env"] == "sokoban" and rec["episode_skill"] and rec["step_skill"]:
             sokoban_skill += 1
-    for env in ("sokoban", "ezpoints", "household"):
+    for env in ENVS:
         if per_env.get(env, 0) < 8:
             print(f"FAIL {env}: only {per_env.get(env, 0)} prompts rendered")
             fails += 1

@@ -20,6 +20,12 @@
  *       TextWorldExpress cookingworld: the gold path (from the library) played through
  *       the server wins; random admissible actions to the limit; transcript replayed in
  *       TextWorldExpressEnv by CHECK_PY.
+ *   test_remote_env searchr1 PYTHON SERVER_PY RETRIEVER_PY DATA_DIR
+ *       Search-R1 episodes through the server's search-r1 adapter and a loopback
+ *       retriever speaking Search-R1's API (RETRIEVER_PY over DATA_DIR/corpus.jsonl): every
+ *       question of DATA_DIR/qa.jsonl searched and answered right (won, reward 1); a wrong
+ *       answer (done, reward 0); invalid steps (Search-R1's invalid-action text, the
+ *       episode goes on); the step limit.
  * Exact comparisons only (the checker compares float32 rewards bit for bit). */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -626,6 +632,96 @@ static void test_twx(const char *py, const char *server, const char *check) {
     env_destroy(r);
 }
 
+/* ---- search-r1 ------------------------------------------------------------------------- */
+
+static const char sr1_invalid[] =
+    "My previous action is invalid. If I want to search, I should put the query between "
+    "<search> and </search>. If I want to give the final answer, I should put the answer "
+    "between <answer> and </answer>. Let me try again.";
+
+static void test_searchr1(const char *py, const char *server, const char *retriever,
+                          const char *data) {
+    char corpus[4096], qa[4096], line[512], params[8192], ep[256], err[SEED_ERRLEN];
+    snprintf(corpus, sizeof corpus, "%s/corpus.jsonl", data);
+    snprintf(qa, sizeof qa, "%s/qa.jsonl", data);
+    char *rargv[] = {(char *)py, (char *)retriever, corpus, NULL};
+    const char *rpre = "bm25_retriever: listening on ", *spre = "seed_envserver: listening on ";
+    tproc rp, srv;
+    if (tproc_start(&rp, rargv) || tproc_expect(&rp, rpre, line, sizeof line, 120000)) {
+        CHECK(0, "the retriever did not start");
+        return;
+    }
+    snprintf(params, sizeof params, "retriever=%s/retrieve,data=%s", line + strlen(rpre), qa);
+    char *sargv[] = {(char *)py,  (char *)server, "--bind", "tcp://127.0.0.1:*", "--env",
+                     "search-r1", "--env-params", params,   "--watch-stdin",     NULL};
+    if (tproc_start(&srv, sargv) || tproc_expect(&srv, spre, line, sizeof line, 180000)) {
+        CHECK(0, "the env server did not start");
+        tproc_stop(&rp, SIGTERM, 10000);
+        return;
+    }
+    sscanf(line + strlen(spre), "%255s", ep);
+    /* The questions and their first golden answer, as the data set holds them. */
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(seed_read_file(qa, &text, &len, err, sizeof err) == 0, "%s", err);
+    env *e = make_env(ep, "search-r1", NULL, NULL, 60000, 4);
+    env_obs obs;
+    int n = 0, won = 0;
+    for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL, n++) {
+        nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        cJSON *row = cJSON_Parse(p);
+        const char *q = cJSON_GetStringValue(cJSON_GetObjectItem(row, "question"));
+        const char *gold =
+            cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(row, "golden_answers"), 0));
+        if (!q || !gold) {
+            CHECK(0, "qa.jsonl line %d", n + 1);
+            cJSON_Delete(row);
+            break;
+        }
+        char want_q[1024], act[1200];
+        snprintf(want_q, sizeof want_q, "%s%s", q, q[strlen(q) - 1] == '?' ? "" : "?");
+        CHECK(env_reset(e, (uint64_t)n, ENV_SPLIT_TRAIN, &obs, err, sizeof err) == 0, "reset: %s",
+              err);
+        CHECK(strcmp(obs.observation, want_q) == 0 && strcmp(obs.task, want_q) == 0 &&
+                  obs.n_admissible == 0,
+              "question %d: '%s'", n, obs.observation);
+        snprintf(act, sizeof act, "<search> %s </search>", want_q);
+        CHECK(env_step(e, act, &obs, err, sizeof err) == 0, "search: %s", err);
+        size_t ol = strlen(obs.observation);
+        CHECK(!strncmp(obs.observation, "<information>Doc 1(Title: ", 26) && ol > 14 &&
+                  !strcmp(obs.observation + ol - 14, "</information>") && !obs.done,
+              "search result '%s'", obs.observation);
+        snprintf(act, sizeof act, "<answer>%s</answer>", gold);
+        CHECK(env_step(e, act, &obs, err, sizeof err) == 0, "answer: %s", err);
+        CHECK(obs.done && obs.won && obs.reward == 1.0f, "answer '%s' to '%s'", gold, q);
+        won += obs.won;
+        cJSON_Delete(row);
+    }
+    free(text);
+    CHECK(n >= 5 && won == n, "%d of %d questions answered right", won, n);
+    printf("search-r1: %d of %d questions searched and answered through the C client\n", won, n);
+    /* A wrong answer, invalid steps, the step limit (4). */
+    CHECK(env_reset(e, 0, ENV_SPLIT_TRAIN, &obs, err, sizeof err) == 0 &&
+              env_step(e, "<answer>Larry Wall</answer>", &obs, err, sizeof err) == 0 && obs.done &&
+              !obs.won && obs.reward == 0.0f,
+          "a wrong answer: %s", err);
+    CHECK(env_reset(e, 1, ENV_SPLIT_TRAIN, &obs, err, sizeof err) == 0, "reset: %s", err);
+    const char *bad[] = {NULL, "Dodoma", "<search>a</search><answer>b</answer>"};
+    for (int i = 0; i < 3; i++) {
+        CHECK(env_step(e, bad[i], &obs, err, sizeof err) == 0, "invalid step: %s", err);
+        CHECK(strcmp(obs.observation, sr1_invalid) == 0 && !obs.done && obs.reward == 0.0f,
+              "invalid step %d: '%s' done %d", i, obs.observation, obs.done);
+    }
+    CHECK(env_step(e, "<search>Tanzania</search>", &obs, err, sizeof err) == 0 && obs.done &&
+              !obs.won,
+          "the fourth step ends the episode at the limit");
+    env_destroy(e);
+    int st = tproc_stop(&srv, SIGTERM, 30000);
+    CHECK(st == 0, "the server did not exit cleanly on SIGTERM (status %d)", st);
+    tproc_stop(&rp, SIGTERM, 30000);
+}
+
 /* ---- CURVE ----------------------------------------------------------------------------- */
 
 /* The C client against seed_envserver.py with --curve-secret-file (echo env). */
@@ -698,10 +794,13 @@ int main(int argc, char **argv) {
         test_curve(argv[2], argv[3]);
     } else if (argc == 5 && strcmp(argv[1], "twx") == 0) {
         test_twx(argv[2], argv[3], argv[4]);
+    } else if (argc == 6 && strcmp(argv[1], "searchr1") == 0) {
+        test_searchr1(argv[2], argv[3], argv[4], argv[5]);
     } else {
         fprintf(
             stderr,
-            "usage: %s faults | curve PYTHON SERVER_PY | sokoban|twx PYTHON SERVER_PY CHECK_PY\n",
+            "usage: %s faults | curve PYTHON SERVER_PY | sokoban|twx PYTHON SERVER_PY CHECK_PY | "
+            "searchr1 PYTHON SERVER_PY RETRIEVER_PY DATA_DIR\n",
             argv[0]);
         return 2;
     }

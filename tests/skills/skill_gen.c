@@ -3,7 +3,8 @@
  * committed files are what it writes.
  *
  *   skill_gen DIR [ENV ...]          write DIR/<env>.json (default: every env with an
- *                                    expert and an oracle: sokoban, ezpoints, household)
+ *                                    expert and an oracle: sokoban, ezpoints, household,
+ *                                    webshop, searchqa)
  *   skill_gen --check DIR [ENV ...]  exit 1 when a file in DIR differs from what it writes
  *
  * How: for seeds 0..N_SEEDS-1 of the train split and each noise level, a noisy expert
@@ -373,10 +374,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *dir = argv[1 + check];
-    static const char *const builtin[] = {"sokoban", "ezpoints", "household"};
+    static const char *const builtin[] = {"sokoban", "ezpoints", "household", "webshop",
+                                          "searchqa"};
     int n = argc - 2 - check;
     const char *const *envs = n > 0 ? (const char *const *)argv + 2 + check : builtin;
-    if (n == 0) n = 3;
+    if (n == 0) n = (int)(sizeof builtin / sizeof builtin[0]);
     int bad = 0;
     for (int i = 0; i < n; i++) {
         char *txt = build(envs[i]);

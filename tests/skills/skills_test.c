@@ -218,14 +218,20 @@ static void test_job_library(const char *dir) {
     if (rc) fprintf(stderr, "%s\n", err);
     CHECK(rc == 0 && lib.n_files == 3);
     skill_lib_free(&lib);
-    CHECK(job_set(j, "envs", "sokoban,webshop", err, sizeof err) == 0);
+    CHECK(job_set(j, "envs", "webshop,searchqa", err, sizeof err) == 0);
+    rc = skill_lib_load_job(&lib, j, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == 0 && lib.n_files == 2);
+    skill_lib_free(&lib);
+    /* remote serves any env: no library ships for it */
+    CHECK(job_set(j, "envs", "sokoban,remote", err, sizeof err) == 0);
     ERR(skill_lib_load_job(&lib, j, err, sizeof err), err,
-        "algorithm.skill_library:", "has no webshop.json (the library of env webshop");
+        "algorithm.skill_library:", "has no remote.json (the library of env remote");
     skill_lib_free(&lib);
     snprintf(path, sizeof path, "%s/sokoban.json", dir);
     snprintf(j->algorithm.skill_library, sizeof j->algorithm.skill_library, "%s", path);
     ERR(skill_lib_load_job(&lib, j, err, sizeof err), err, "holds only env sokoban",
-        "also plays webshop", "directory");
+        "also plays remote", "directory");
     skill_lib_free(&lib);
     CHECK(job_set(j, "envs", "sokoban", err, sizeof err) == 0);
     CHECK(skill_lib_load_job(&lib, j, err, sizeof err) == 0 && lib.n_files == 1);
@@ -259,9 +265,9 @@ static void test_job_library(const char *dir) {
 
 /* The shipped libraries parse and give every family the env reports its own entry. */
 static void test_shipped(const char *dir) {
-    static const char *const envs[] = {"sokoban", "ezpoints", "household"};
+    static const char *const envs[] = {"sokoban", "ezpoints", "household", "webshop", "searchqa"};
     char err[SEED_ERRLEN], path[4096];
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         skill_lib lib = {0};
         snprintf(path, sizeof path, "%s/%s.json", dir, envs[i]);
         int rc = skill_lib_load_file(&lib, path, err, sizeof err);
@@ -294,6 +300,8 @@ static void test_shipped(const char *dir) {
                n_seen, lib.n);
         CHECK(lib.n == n_seen + 1); /* the families plus "*" */
         if (!strcmp(envs[i], "household")) CHECK(n_seen == 6);
+        if (!strcmp(envs[i], "webshop")) CHECK(n_seen == 5);  /* the five categories */
+        if (!strcmp(envs[i], "searchqa")) CHECK(n_seen == 4); /* single/two/three-hop, comparison */
         /* each entry's skill text reads back through the analyzer's parser unchanged */
         for (int k = 0; k < lib.n; k++) {
             char text[SKILL_LIB_TEXT_MAX + 1];
