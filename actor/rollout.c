@@ -472,7 +472,7 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
                       .sampler = {cfg->temperature, 1.0f, 0},
                       .max_new_tokens = cfg->job->sampling.max_new_tokens,
                       .max_prompt = max_prompt,
-                      .lib = NULL,
+                      .lib = cfg->lib,
                       .expert = cfg->expert};
     rollout *r;
     if (rollout_create(&r, &rc, err, errlen)) return -1;

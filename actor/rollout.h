@@ -141,6 +141,10 @@ typedef struct rollout_eval_cfg {
     float temperature; /* 0: greedy */
     int batch;         /* episodes played at once (the model's KV slots) */
     int expert;        /* measure the env's expert through the same path */
+    /* NULL (evaluation proper): no skill in the prompt. A library: its skills for the
+     * task's env and family in every acting prompt, as mode skill_prompt acts — the
+     * diagnostic of whether the policy follows a skill (seedctl eval --skills). */
+    const skill_lib *lib;
 } rollout_eval_cfg;
 
 int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *err, size_t errlen);

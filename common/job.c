@@ -79,17 +79,19 @@ static const key_def KEYS[] = {
     NAME("job.name", job.name, "names the run; run_dir defaults to runs/<name>"),
     STR("job.run_dir", job.run_dir, "checkpoints, metrics.jsonl, logs; empty: runs/<job.name>"),
     U64("job.seed", job.seed, "seeds tasks, sampling and init"),
-    INT("job.total_steps", job.total_steps, 1, BIG, "learner optimizer steps in stage 2"),
+    INT("job.total_steps", job.total_steps, 0, BIG,
+        "learner optimizer steps in stage 2; 0: stop after the warm start (stages 0 and 1)"),
     U64("job.max_env_steps", job.max_env_steps,
         "stop stage 2 once this many env steps of episodes have reached the learner "
         "(equal-budget comparisons); 0: off"),
     ENUM("job.log_level", job.log_level, "error|warn|info|debug", "log verbosity of every role"),
 
     STR("model.path", model.path,
-        "HF model dir (config.json, tokenizer.json, model.safetensors); empty: shipped tiny "
-        "model"),
+        "HF model dir (config.json, tokenizer.json, model.safetensors); empty: the shipped "
+        "agent (deploy/models/agent)"),
     ENUM("model.backend", model.backend, "cpu|cuda", "compute backend"),
-    ENUM("model.init", model.init, "load|random", "load the weights, or start random (tiny model)"),
+    ENUM("model.init", model.init, "load|random",
+         "load the weights, or start random (then warm-start: algorithm.stage0_steps)"),
     ENUM("model.dtype", model.dtype, "f32|bf16", "dtype of checkpoint weights"),
     INT("model.threads", model.threads, 0, 4096,
         "CPU threads per process; 0: all cores (seedctl launch: split by role demand)"),
@@ -774,7 +776,7 @@ void job_defaults(job_config *job) {
     job->job.log_level = JOB_LOG_INFO;
 
     job->model.backend = JOB_BACKEND_CPU;
-    job->model.init = JOB_INIT_RANDOM; /* the tiny model warm-starts in stage 0 */
+    job->model.init = JOB_INIT_LOAD; /* the shipped agent (deploy/models/agent) */
     job->model.dtype = JOB_DTYPE_F32;
     job->model.threads = 0;
 
@@ -800,8 +802,8 @@ void job_defaults(job_config *job) {
     job->algorithm.gigpo_coef = 0.0;
     job->algorithm.gigpo_gamma = 0.95;
     job->algorithm.max_staleness = 1;
-    job->algorithm.stage0_steps = 60;
-    job->algorithm.stage1_steps = 10;
+    job->algorithm.stage0_steps = 0; /* the shipped agent is warm-started already */
+    job->algorithm.stage1_steps = 0;
 
     job->optim.lr = 5e-5;
     job->optim.sft_lr = 1e-3;
@@ -1314,9 +1316,9 @@ int job_resolve(job_config *job, char *err, size_t errlen) {
         copy_str(job->checkpoint.dir, sizeof job->checkpoint.dir, tmp);
     }
     if (!job->model.path[0]) {
-        /* not found stays empty; job_find_tiny_model names where it looked */
+        /* not found stays empty; job_find_default_model names where it looked */
         char p[JOB_PATH_LEN];
-        if (job_find_tiny_model(p, sizeof p, NULL, 0) == 0)
+        if (job_find_default_model(p, sizeof p, NULL, 0) == 0)
             copy_str(job->model.path, sizeof job->model.path, p);
     }
     for (int i = 0; i < 6; i++) {
@@ -1702,16 +1704,16 @@ const char *job_enum_name(const char *key, int value, char *buf, size_t n) {
     return choice_index(k->choices, buf) == value ? buf : NULL;
 }
 
-/* ---------- finding the shipped tiny model ---------- */
+/* ---------- finding the shipped agent ---------- */
 
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int job_find_tiny_model(char *buf, size_t buflen, char *err, size_t errlen) {
+int job_find_default_model(char *buf, size_t buflen, char *err, size_t errlen) {
     char tmp[SEED_ERRLEN];
-    if (job_find_shipped("models/tiny", buf, buflen, tmp, sizeof tmp) == 0) return 0;
+    if (job_find_shipped("models/agent", buf, buflen, tmp, sizeof tmp) == 0) return 0;
     return seed_errf(err, errlen, "model.path: %s; set model.path=DIR", tmp);
 }
 

@@ -2,14 +2,14 @@
  * built-in defaults, then `a.b=value` overrides from the command line.
  *
  * Contract:
- *  - job_defaults() is the embedded default job (tiny model, CPU, sokoban 6x6 with
+ *  - job_defaults() is the embedded default job (the shipped agent, CPU, sokoban 6x6 with
  *    one box); deploy/jobs/default.yaml is the same job written out.
  *  - job_set() is the one place that knows every key: the YAML loader calls it for
  *    every scalar it reads, the command line calls it for every override. An unknown
  *    key, a bad value or a wrong type fails with one sentence that names the key, the
  *    value and what was expected; the YAML loader prefixes "FILE:LINE: ".
  *  - job_resolve() fills the derived fields (run_dir, checkpoint.dir, the six
- *    endpoints, model.path when the shipped tiny model is found, algorithm.skill_library
+ *    endpoints, model.path when the shipped agent is found, algorithm.skill_library
  *    in the modes that read one when the shipped deploy/skills is found), applies what a
  *    mode implies and checks the rules that span keys: a key the mode cannot honour, set
  *    to anything but its default (or the neutral value the mode writes, w_opd 0 in grpo),
@@ -81,7 +81,7 @@ typedef struct job_config {
         int log_level;          /* job_log_level */
     } job;
     struct {
-        char path[JOB_PATH_LEN]; /* "" until resolved: the shipped tiny model */
+        char path[JOB_PATH_LEN]; /* "" until resolved: the shipped agent */
         int backend;             /* job_backend */
         int init;                /* job_init */
         int dtype;               /* job_dtype, of checkpoints */
@@ -247,12 +247,12 @@ int job_equal(const job_config *a, const job_config *b);
 int job_endpoint(const job_config *job, const char *name, int bind, char *buf, size_t buflen,
                  char *err, size_t errlen);
 
-/* The shipped tiny model directory (deploy/models/tiny): $SEED_HOME/deploy/models/tiny,
- * then each directory above the running executable (deploy/models/tiny or
- * share/seed/models/tiny below it). Absolute path into buf. */
-int job_find_tiny_model(char *buf, size_t buflen, char *err, size_t errlen);
+/* The shipped agent's directory (deploy/models/agent, the default model.path):
+ * $SEED_HOME/deploy/models/agent, then each directory above the running executable
+ * (deploy/models/agent or share/seed/models/agent below it). Absolute path into buf. */
+int job_find_default_model(char *buf, size_t buflen, char *err, size_t errlen);
 /* The same search for any shipped directory `what` below deploy/ (or share/seed/ when
- * installed): "models/tiny", "skills" (the skill libraries, algorithm.skill_library). */
+ * installed): "models/agent", "skills" (the skill libraries, algorithm.skill_library). */
 int job_find_shipped(const char *what, char *buf, size_t buflen, char *err, size_t errlen);
 
 /* The key table, for listings (`seedctl config --keys`): for i in [0, job_key_count()),

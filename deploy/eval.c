@@ -9,6 +9,7 @@
 
 #include "common/daemon.h"
 #include "common/job.h"
+#include "common/skill_library.h"
 #include "common/util.h"
 #include "model/tokenizer.h"
 
@@ -16,7 +17,7 @@ enum { EVAL_MAX_OVERRIDES = 256 };
 
 typedef struct eval_args {
     const char *model_dir, *env, *split, *job_path;
-    int episodes, batch, expert, json;
+    int episodes, batch, expert, json, skills;
     uint64_t seed;
     double temperature;
     int n_over;
@@ -53,6 +54,8 @@ static int parse_args(int argc, char **argv, eval_args *a) {
             a->expert = 1;
         } else if (!strcmp(k, "--json")) {
             a->json = 1;
+        } else if (!strcmp(k, "--skills")) {
+            a->skills = 1;
         } else if (k[0] == '-' && k[1] == '-') {
             if (i + 1 >= argc) return usage("%s needs a value", k);
             const char *val = argv[++i];
@@ -110,9 +113,10 @@ static int env_entry(job_config *job, const char *env, char *err, size_t errlen)
 }
 
 static void print_table(const rollout_eval_result *r, const eval_args *a, const char *env) {
-    printf("eval  %s/%s  %d tasks (seed %llu)  %s  %s\n", env, a->split, a->episodes,
+    printf("eval  %s/%s  %d tasks (seed %llu)  %s  %s%s\n", env, a->split, a->episodes,
            (unsigned long long)a->seed, a->temperature > 0 ? "sampled" : "greedy",
-           a->expert ? "expert" : a->model_dir);
+           a->expert ? "expert" : a->model_dir,
+           a->skills ? "  with the library's skills in the prompt" : "");
     if (a->temperature > 0) printf("temperature %g\n", a->temperature);
     printf("%-12s %-24s %9s %9s %9s\n", "env", "family", "episodes", "success", "return");
     for (int i = 0; i < r->n_families; i++) {
@@ -125,6 +129,71 @@ static void print_table(const rollout_eval_result *r, const eval_args *a, const 
     printf("%-12s %-24s %9d %9.3f %9.3f\n", "all", "", r->episodes,
            r->episodes ? (double)r->won / r->episodes : 0.0, played ? r->ret / played : 0.0);
     if (r->errors) printf("%d episode(s) ended by an error (counted as failures)\n", r->errors);
+}
+
+static double jnum_or(const cJSON *o, const char *key, double dflt) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+}
+
+static const char *jstr_or(const cJSON *o, const char *key, const char *dflt) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(x) ? x->valuestring : dflt;
+}
+
+/* The first and the last "eval_success" records of RUN/metrics.jsonl. */
+static int eval_ends(const char *run_dir, double first[2], double last[2]) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    while (getline(&line, &cap, f) > 0) {
+        cJSON *r = cJSON_Parse(line);
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "eval_success");
+        if (cJSON_IsNumber(s)) {
+            double v[2] = {jnum_or(r, "step", 0), s->valuedouble};
+            if (!n++) memcpy(first, v, sizeof v);
+            memcpy(last, v, sizeof v);
+        }
+        cJSON_Delete(r);
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+int seedctl_eval_print_run(const char *run_dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/eval.json", run_dir);
+    size_t len = 0;
+    char *text = NULL, err[SEED_ERRLEN];
+    if (seed_read_file(path, &text, &len, err, sizeof err)) return -1;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!j) return -1;
+    printf("final evaluation: step %.0f, %s split, %.0f episodes\n", jnum_or(j, "step", 0),
+           jstr_or(j, "split", "?"), jnum_or(j, "episodes", 0));
+    printf("%-12s %-30s %9s %9s %9s\n", "env", "family", "episodes", "success", "return");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "envs")) {
+        const cJSON *f;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(e, "families")) {
+            printf("%-12s %-30s %9.0f %9.3f %9.3f\n", jstr_or(f, "env", "?"),
+                   jstr_or(f, "family", "?"), jnum_or(f, "episodes", 0), jnum_or(f, "success", 0),
+                   jnum_or(f, "return", 0));
+        }
+    }
+    printf("%-12s %-30s %9.0f %9.3f %9.3f\n", "all", "", jnum_or(j, "episodes", 0),
+           jnum_or(j, "success", 0), jnum_or(j, "return", 0));
+    cJSON_Delete(j);
+    double first[2], last[2];
+    if (eval_ends(run_dir, first, last) > 1)
+        printf("eval success %.3f at step %.0f -> %.3f at step %.0f\n", first[1], first[0], last[1],
+               last[0]);
+    return 0;
 }
 
 int seedctl_eval(int argc, char **argv) {
@@ -146,6 +215,16 @@ int seedctl_eval(int argc, char **argv) {
     seed_log_set_level(SEED_LOG_ERROR);
     model *m = NULL;
     tok *tk = NULL;
+    static skill_lib lib;
+    memset(&lib, 0, sizeof lib);
+    if (a.skills) {
+        if (!job.algorithm.skill_library[0]) {
+            char p[JOB_PATH_LEN];
+            if (job_find_shipped("skills", p, sizeof p, NULL, 0) == 0)
+                snprintf(job.algorithm.skill_library, sizeof job.algorithm.skill_library, "%s", p);
+        }
+        if (skill_lib_load_job(&lib, &job, err, sizeof err)) goto fail;
+    }
     if (!a.expert) {
         char path[4200];
         model_config cfg;
@@ -166,12 +245,14 @@ int seedctl_eval(int argc, char **argv) {
                            .seed = a.seed,
                            .temperature = (float)a.temperature,
                            .batch = a.batch,
-                           .expert = a.expert};
+                           .expert = a.expert,
+                           .lib = a.skills ? &lib : NULL};
     env_split_parse(a.split, &ec.split);
     rollout_eval_result res;
     if (rollout_eval(&ec, &res, err, sizeof err)) goto fail;
     if (a.json) {
         cJSON *o = rollout_eval_cjson(&res, env, a.split, a.seed, a.temperature);
+        if (o && a.skills) cJSON_AddStringToObject(o, "skills", job.algorithm.skill_library);
         char *j = o ? cJSON_PrintUnformatted(o) : NULL;
         cJSON_Delete(o);
         if (!j) {
@@ -185,10 +266,12 @@ int seedctl_eval(int argc, char **argv) {
     }
     model_free(m);
     tok_free(tk);
+    skill_lib_free(&lib);
     return 0;
 fail:
     fprintf(stderr, "seedctl eval: %s\n", err);
     model_free(m);
     tok_free(tk);
+    skill_lib_free(&lib);
     return 1;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set a fresh machine up, build seed (Release) and launch the embedded default job:
-# built-in sokoban, the tiny model, CPU, learner + 2 actors + 1 analyzer on loopback.
+# built-in sokoban, RL (mode seed) from the shipped agent (deploy/models/agent), CPU,
+# learner + 2 actors + 1 analyzer on loopback; it ends by itself and prints the final evaluation.
 # Extra arguments go to `seedctl launch` (a job file and/or key=value overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."

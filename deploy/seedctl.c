@@ -88,7 +88,7 @@ static const char USAGE[] =
     "  seedctl plot RUN [RUN...] [-o FILE.png]\n"
     "      success against env steps and wall time of runs, overlaid (gnuplot)\n"
     "  seedctl eval [MODEL_DIR] [--env NAME] [--split train|seen|unseen] [--episodes N]\n"
-    "               [--seed S] [--temperature T] [--batch B] [--expert] [--json]\n"
+    "               [--seed S] [--temperature T] [--batch B] [--expert] [--skills] [--json]\n"
     "      a checkpoint on a fixed seeded task set, without skills: success per family\n"
     "  seedctl keygen NAME [--force]\n"
     "      write a CURVE key pair: NAME.key (secret) and NAME.pub (public), mode 0600\n"
@@ -896,6 +896,7 @@ typedef struct launcher {
     char bin_dir[PATH_MAX]; /* --bin-dir or $SEED_BIN_DIR; "" : next to seedctl */
     char run_abs[PATH_MAX], logs[PATH_MAX + 16];
     int quiet;
+    int finished;                     /* the learner exited 0: the job ran to its end */
     child kids[1 + 2 * MAX_PER_ROLE]; /* [0] learner, then actors, then analyzers */
     int want[3];
     int state, exit_code, force;
@@ -1171,6 +1172,7 @@ static void on_child_exit(launcher *L, pid_t pid, int st) {
     }
     if (k->role == R_LEARNER && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         say(L, "learner finished (exit 0 after %.1f s)", ran);
+        L->finished = 1;
         begin_stop(L, "the learner reached job.total_steps", 0);
         return;
     }
@@ -1743,6 +1745,8 @@ static int cmd_launch(int argc, char **argv) {
         say(L, "%s: %s; %d restart%s; logs in %s", code == 0 ? "done" : "failed", L->stop_reason,
             L->total_restarts, L->total_restarts == 1 ? "" : "s", L->logs);
         unlink(L->json_path);
+        /* a job that ran to its end shows where it got */
+        if (code == 0 && L->finished) seedctl_eval_print_run(L->run_abs);
     }
     wire_close(L->ctl);
     wire_close(L->status_sock);

@@ -15,8 +15,9 @@ then the report is written: the table of mean +- std over seeds per (env, mode, 
 the paper's three claims tested on these numbers, and one PNG of curves per env
 (`seedctl plot`) beside the report.
 
-Sizing: on 2 cores the default (2 envs x 4 modes x 3 seeds, 3000 env steps each) is
-meant to finish in about 90 minutes; on a bigger machine raise --env-steps and
+Sizing: a stage-2 step of the shipped agent (about 30k tokens) takes 30-50 s on 2 cores,
+so the default (2 envs x 4 modes x 3 seeds, 3000 env steps each) is about 12 hours
+there; not yet run at that size. On a bigger machine raise --env-steps and
 --eval-episodes and the job's actors/analyzers (roles.actors=8 ...), and run several
 experiments side by side with different --runs dirs and endpoints.base_port values.
 """

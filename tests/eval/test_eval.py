@@ -66,6 +66,14 @@ with tempfile.TemporaryDirectory() as d:
     # a random model writes no valid action: every step is invalid, nothing is won, and
     # each episode runs to max_steps collecting the invalid penalty
     assert a["success"] == 0 and a["return"] < 0, a
+    # --skills: the shipped library's skills in every prompt (the skill-following
+    # diagnostic), said in the JSON and the table; a missing library is named
+    k = evaluate(*base, "--skills")
+    assert k["skills"].endswith("skills") and k["episodes"] == 6, k
+    assert "with the library's skills" in run(*base, "--skills").stdout
+    p = run(*base, "--skills", "algorithm.mode=skill_prompt",
+            "algorithm.skill_library=" + os.path.join(d, "nolib"), ok=False)
+    assert p.returncode != 0 and "does not exist" in p.stderr, p.stderr
     table = run(*base).stdout
     assert "sokoban" in table and "greedy" in table and "all" in table, table
     print("checkpoint: the same result twice (greedy and sampled): %s" % json.dumps(a))

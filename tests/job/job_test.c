@@ -55,7 +55,8 @@ static void test_defaults(void) {
     job_defaults(j);
     CHECK(!strcmp(j->job.name, "seed-default"));
     CHECK(j->job.seed == 1 && j->job.total_steps == 40 && j->job.log_level == JOB_LOG_INFO);
-    CHECK(j->model.backend == JOB_BACKEND_CPU && j->model.init == JOB_INIT_RANDOM);
+    CHECK(j->model.backend == JOB_BACKEND_CPU && j->model.init == JOB_INIT_LOAD);
+    CHECK(j->algorithm.stage0_steps == 0 && j->algorithm.stage1_steps == 0);
     CHECK(j->n_envs == 1 && !strcmp(j->envs[0].name, "sokoban") && j->envs[0].max_steps == 15);
     CHECK(j->envs[0].n_options == 2 && !strcmp(j->envs[0].options[0].key, "room_size") &&
           !strcmp(j->envs[0].options[0].value, "6"));
@@ -383,7 +384,7 @@ static void test_round_trip(const char *dir, const char *default_yaml) {
     free(d);
 }
 
-static void test_tiny_model(void) {
+static void test_default_model(void) {
     char p[4096], err[SEED_ERRLEN];
     char tmp[] = "/tmp/job_test_home_XXXXXX";
     CHECK(mkdtemp(tmp) != NULL);
@@ -392,15 +393,15 @@ static void test_tiny_model(void) {
     mkdir(sub, 0755);
     snprintf(sub, sizeof sub, "%s/deploy/models", tmp);
     mkdir(sub, 0755);
-    snprintf(sub, sizeof sub, "%s/deploy/models/tiny", tmp);
+    snprintf(sub, sizeof sub, "%s/deploy/models/agent", tmp);
     mkdir(sub, 0755);
     setenv("SEED_HOME", tmp, 1);
-    CHECK(job_find_tiny_model(p, sizeof p, err, sizeof err) == 0 && !strcmp(p, sub));
+    CHECK(job_find_default_model(p, sizeof p, err, sizeof err) == 0 && !strcmp(p, sub));
     job_config *j = malloc(sizeof *j);
     CHECK(job_build(j, NULL, 0, NULL, err, sizeof err) == 0 && !strcmp(j->model.path, sub));
     CHECK(job_build(j, NULL, 1, (char *[]){"model.path=/m"}, err, sizeof err) == 0 &&
           !strcmp(j->model.path, "/m"));
-    ERR(job_find_tiny_model(p, 8, err, sizeof err), err, "does not fit");
+    ERR(job_find_default_model(p, 8, err, sizeof err), err, "does not fit");
     rmdir(sub);
     snprintf(sub, sizeof sub, "%s/deploy/models", tmp);
     rmdir(sub);
@@ -470,9 +471,11 @@ static void test_mode_keys(void) {
     round_trip(j, JOB_YAML_COMMENTS);
     CHECK(BUILD(j, err, "algorithm.mode=grpo", "algorithm.w_opd=0", "algorithm.opd_loss=none",
                 "algorithm.opd_loss_coef=0", "analyzer.skill_source=self") == 0);
-    /* http also writes the stage-1 labels, in every mode */
+    /* http also writes the stage-1 labels, in every mode (with a stage 1 to label) */
     CHECK(BUILD(j, err, "algorithm.mode=grpo", "analyzer.skill_source=http",
-                "analyzer.http_endpoint=http://127.0.0.1:1/v1") == 0);
+                "analyzer.http_endpoint=http://127.0.0.1:1/v1", "algorithm.stage1_steps=3") == 0);
+    CHECK(BUILD(j, err, "algorithm.mode=grpo", "analyzer.skill_source=http",
+                "analyzer.http_endpoint=http://127.0.0.1:1/v1") != 0);
     CHECK(BUILD(j, err, "algorithm.mode=static_skills", "analyzer.skill_source=http",
                 "analyzer.http_endpoint=http://127.0.0.1:1/v1", "algorithm.stage1_steps=3") == 0);
     CHECK(BUILD(j, err, "algorithm.mode=skill_prompt", "analyzer.max_step_skills=3") == 0 &&
@@ -525,7 +528,7 @@ int main(int argc, char **argv) {
     test_overrides();
     test_errors();
     test_round_trip(argv[1], argv[2]);
-    test_tiny_model();
+    test_default_model();
     test_mode_keys();
     if (g_fail) {
         fprintf(stderr, "job_test: %d checks failed\n", g_fail);
