@@ -394,7 +394,7 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
             Seed__Envelope *e = l->train_q.v[i];
             Seed__EpisodeGroup *g = e->scored_group->group;
             removed_tok += l->train_q.tokens[i];
-            if (g->policy_version + (uint64_t)job->algorithm.max_staleness < l->version) {
+            if (job_version_stale(job, g->policy_version, l->version)) {
                 l->stale_train += g->n_episodes;
                 wire_free(e);
             } else {

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "common/bf16.h"
 #include "common/util.h"
 
 #define WPUB_MAX_SNAPS 16
@@ -294,18 +295,12 @@ int weights_bucket_parse(const void *msg, size_t len, weights_bucket_ref *out) {
 
 /* ---- bf16 transport -------------------------------------------------------------------- */
 
-/* fp32 -> bf16, round to nearest even; NaN -> the canonical quiet NaN (as torch does). */
-static inline uint16_t wb_f32_to_bf16(uint32_t u) {
-    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 /* n fp32 words at src -> n little-endian bf16 at dst. */
 static void wb_narrow(uint8_t *dst, const uint8_t *src, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, src + 4 * i, 4);
-        uint16_t h = wb_f32_to_bf16(u);
+        uint16_t h = seed_bf16_from_bits(u);
         dst[2 * i] = (uint8_t)h;
         dst[2 * i + 1] = (uint8_t)(h >> 8);
     }

@@ -38,16 +38,7 @@
 #include "proto/wire.h"
 #include "tests/wire/testproc.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 static env *make_env(const char *endpoint, const char *envname, const char *task,
                      const char *params, int timeout_ms, int max_steps) {
@@ -429,7 +420,7 @@ static void test_sokoban(const char *py, const char *server, const char *check) 
     tproc srv;
     char ep[256], err[SEED_ERRLEN];
     if (server_start(&srv, py, server, "gym-sokoban", "tcp://127.0.0.1:*", ep, sizeof ep)) {
-        g_fail++;
+        check_failures++;
         return;
     }
     cJSON *t = cJSON_CreateObject();
@@ -548,7 +539,7 @@ static void test_sokoban(const char *py, const char *server, const char *check) 
         int st = tproc_stop(&srv, SIGTERM, 30000);
         CHECK(st == 0, "the server did not exit cleanly on SIGTERM (status %d)", st);
     } else {
-        g_fail++;
+        check_failures++;
     }
     env_destroy(k);
     env_destroy(other);
@@ -584,7 +575,7 @@ static void test_twx(const char *py, const char *server, const char *check) {
     tproc srv;
     char ep[256], err[SEED_ERRLEN];
     if (server_start(&srv, py, server, "twx", "tcp://127.0.0.1:*", ep, sizeof ep)) {
-        g_fail++;
+        check_failures++;
         return;
     }
     cJSON *t = cJSON_CreateObject();
@@ -705,8 +696,8 @@ int main(int argc, char **argv) {
             argv[0]);
         return 2;
     }
-    if (g_fail) {
-        fprintf(stderr, "test_remote_env %s: %d checks failed\n", argv[1], g_fail);
+    if (check_failures) {
+        fprintf(stderr, "test_remote_env %s: %d checks failed\n", argv[1], check_failures);
         return 1;
     }
     printf("test_remote_env %s: all checks passed\n", argv[1]);
