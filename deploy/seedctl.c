@@ -11,32 +11,14 @@
  *   seedctl eval [MODEL_DIR] [--env NAME] [--split S] [--episodes N] ...   (deploy/eval.c)
  *   seedctl keygen NAME [--force]
  *
- * Contract of `launch` (the supervisor):
- *  - Starts seed-learner, roles.actors x seed-actor and roles.analyzers x seed-analyzer as
- *    child processes, each `BIN [--job JOB.yaml] --id ID [key=value ...]`, in its own
- *    process group with PR_SET_PDEATHSIG (a killed seedctl takes its children with it),
- *    stdout+stderr appended to <run_dir>/logs/<id>.log.
- *  - The learner exiting 0 means the job is complete: the others are stopped and seedctl
- *    exits 0. Any other exit of any child is a crash: restarted after a back-off that
- *    doubles per consecutive crash (roles.restart_backoff_s .. _max_s), at most
- *    roles.max_restarts times per slot; a restarted learner gets checkpoint.resume=true.
- *  - Stop (Ctrl-C, SIGTERM, `seedctl stop`): SIGTERM to the learner (it checkpoints),
- *    wait for it, then SIGTERM to the others; SIGKILL whoever outlives
- *    roles.stop_timeout_s. A second Ctrl-C kills at once. Every child is reaped.
- *  - <run_dir>/seedctl.json names seedctl's pid and its control endpoint (a ROUTER
- *    socket) that answers Control{SCALE, STOP} and StatusRequest{what="children"};
- *    <run_dir>/seedctl.lock keeps a second launch out. The control socket is ipc:// in a
- *    private directory (mkdtemp under /tmp, 0700; short, whatever the run dir's length)
- *    and its ZAP handler (learner/zap.h) admits only peers of seedctl's own uid, as the
- *    kernel reports them (SO_PEERCRED): never an unauthenticated channel.
  *
- * The learner's status reply is one JSON document; the readable summary uses these
- * fields when present and prints any other top-level field as it is: job, run_dir,
- * stage, step, total_steps, version, uptime_s, success, throughput{samples_per_s,
- * tokens_per_s{rollout,scoring,training}}, envs{NAME{success,return,episodes,
- * families{...}}}, loss{total,pg,opd,kl,entropy,abs_qs,clipfrac}, queues{...},
- * counts{...}, peers[{role,id,host,pid,heartbeat_age_s,version}]. */
+ * This file: the command table, the helpers every command shares (seedctl.h), config and
+ * keygen. The clients of a running job are in seedctl_client.c, the supervisor in
+ * seedctl_launch.c. */
 #define _GNU_SOURCE
+#include "deploy/seedctl.h"
+
+#include "common/daemon.h"
 #include "common/job.h"
 #include "common/util.h"
 #include "deploy/eval.h"
@@ -66,8 +48,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
-
-enum { EXIT_USAGE = 2, MAX_PER_ROLE = 1024, RPC_TIMEOUT_MS = 5000 };
 
 static const char USAGE[] =
     "usage:\n"
@@ -99,8 +79,7 @@ static const char USAGE[] =
  * Small helpers
  * ==================================================================================== */
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...) {
+int seedctl_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "seedctl: ");
@@ -110,13 +89,13 @@ static int usage_error(const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
-static int fail(const char *err) {
+int seedctl_fail(const char *err) {
     fprintf(stderr, "seedctl: %s\n", err);
     return 1;
 }
 
 /* A path into a JSON object: "throughput.tokens_per_s.rollout". */
-static const cJSON *jget(const cJSON *o, const char *path) {
+const cJSON *seedctl_jget(const cJSON *o, const char *path) {
     char key[128];
     while (o && *path) {
         const char *dot = strchr(path, '.');
@@ -130,20 +109,20 @@ static const cJSON *jget(const cJSON *o, const char *path) {
     return o;
 }
 
-static int jnum(const cJSON *o, const char *path, double *out) {
-    const cJSON *v = jget(o, path);
+int seedctl_jnum(const cJSON *o, const char *path, double *out) {
+    const cJSON *v = seedctl_jget(o, path);
     if (!cJSON_IsNumber(v)) return 0;
     *out = v->valuedouble;
     return 1;
 }
 
-static const char *jstr(const cJSON *o, const char *path) {
-    const cJSON *v = jget(o, path);
+const char *seedctl_jstr(const cJSON *o, const char *path) {
+    const cJSON *v = seedctl_jget(o, path);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* A number for people: 12, 3.46, 1.2e-05, 12.3k. */
-static const char *human(double v, char *buf, size_t n) {
+const char *seedctl_human(double v, char *buf, size_t n) {
     double a = fabs(v);
     if (v == floor(v) && a < 1e6)
         snprintf(buf, n, "%.0f", v);
@@ -158,23 +137,8 @@ static const char *human(double v, char *buf, size_t n) {
     return buf;
 }
 
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST)
-            return seed_errf(err, errlen, "cannot create %s: %s", p, strerror(errno));
-        *s = '/';
-    }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST)
-        return seed_errf(err, errlen, "cannot create %s: %s", p, strerror(errno));
-    return 0;
-}
-
 /* Alive and not a zombie (a launcher whose parent has not reaped it is gone for us). */
-static int pid_alive(pid_t pid) {
+int seedctl_pid_alive(pid_t pid) {
     if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH)) return 0;
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -187,7 +151,7 @@ static int pid_alive(pid_t pid) {
     return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
 }
 
-static void exe_dir(char *buf, size_t n) {
+void seedctl_exe_dir(char *buf, size_t n) {
     ssize_t l = readlink("/proc/self/exe", buf, n - 1);
     if (l <= 0) {
         snprintf(buf, n, ".");
@@ -198,411 +162,10 @@ static void exe_dir(char *buf, size_t n) {
     if (s) *s = 0;
 }
 
-static void sockopts_from_job(const job_config *job, wire_sockopts *o) {
-    wire_sockopts_init(o);
-    o->max_msg_bytes = job->wire.max_msg_bytes;
+int seedctl_sockopts(const job_config *job, wire_sockopts *o, char *err, size_t errlen) {
+    if (daemon_sockopts(job, DAEMON_CLIENT, o, err, errlen)) return -1;
     o->linger_ms = 0; /* seedctl never has anything worth waiting for on close */
-    o->heartbeat_ivl_ms = job->wire.heartbeat_ms;
-    o->heartbeat_timeout_ms = job->wire.heartbeat_timeout_ms;
-}
-
-/* CURVE client settings when the job has a server key; an own key pair is made when the
- * job has none. */
-static int sockopts_curve_client(const job_config *job, wire_sockopts *o, char *err,
-                                 size_t errlen) {
-    if (!job->endpoints.curve_server_key[0]) return 0;
-    char pub[41], sec[41];
-    if (job->endpoints.curve_public[0]) {
-        snprintf(pub, sizeof pub, "%s", job->endpoints.curve_public);
-        snprintf(sec, sizeof sec, "%s", job->endpoints.curve_secret);
-    } else if (wire_curve_keypair(pub, sec, err, errlen)) {
-        return -1;
-    }
-    return wire_sockopts_curve_client(o, pub, sec, job->endpoints.curve_server_key, err, errlen);
-}
-
-/* ====================================================================================
- * Request / reply clients (status, control)
- * ==================================================================================== */
-
-/* Send req on a fresh REQ socket to endpoint and wait up to timeout_ms for a StatusReply;
- * its JSON text goes to *json (malloc'd). Returns 0, or -1 with a sentence in err; a
- * silent peer gives "no answer from EP within N ms" (the caller adds the hint). */
-static int rpc(void *ctx, const char *endpoint, const wire_sockopts *o, Seed__Envelope *req,
-               int timeout_ms, char **json, char *err, size_t errlen) {
-    *json = NULL;
-    void *s = wire_socket(ctx, ZMQ_REQ, o, err, errlen);
-    if (!s) return -1;
-    int rc = -1;
-    if (wire_connect(s, endpoint, err, errlen)) goto out;
-    int r = wire_send(s, req, ZMQ_DONTWAIT, err, errlen);
-    if (r == WIRE_AGAIN) {
-        seed_errf(err, errlen, "no answer from %s within %d ms", endpoint, timeout_ms);
-        goto out;
-    }
-    if (r < 0) goto out;
-    wire_rx rx;
-    wire_rx_init(&rx, "reply", WIRE_ACCEPT(SEED__ENVELOPE__BODY_STATUS_REPLY), 0, 0);
-    rx.max_bytes = (size_t)(o ? o->max_msg_bytes : WIRE_MAXMSG_DEFAULT);
-    double deadline = seed_now() + timeout_ms / 1000.0;
-    for (;;) {
-        double left = deadline - seed_now();
-        if (left <= 0) {
-            seed_errf(err, errlen, "no answer from %s within %d ms", endpoint, timeout_ms);
-            goto out;
-        }
-        zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
-        int pr = zmq_poll(&it, 1, (long)(left * 1000) + 1);
-        if (pr < 0) {
-            if (errno == EINTR) continue;
-            seed_errf(err, errlen, "waiting for %s: %s", endpoint, zmq_strerror(errno));
-            goto out;
-        }
-        if (pr == 0) continue;
-        Seed__Envelope *rep = NULL;
-        int g = wire_recv(&rx, s, &rep, ZMQ_DONTWAIT, err, errlen);
-        if (g < 0) goto out;
-        if (g == 0) {
-            if (rx.c.received) { /* counted, logged and dropped by wire */
-                seed_errf(err, errlen, "%s answered with a message that is not a StatusReply",
-                          endpoint);
-                goto out;
-            }
-            continue;
-        }
-        const char *text =
-            rep->status_reply && rep->status_reply->json ? rep->status_reply->json : "";
-        *json = strdup(text);
-        wire_free(rep);
-        rc = *json ? 0 : seed_errf(err, errlen, "out of memory");
-        goto out;
-    }
-out:
-    wire_close(s);
-    return rc;
-}
-
-static int status_query(void *ctx, const char *endpoint, const wire_sockopts *o, int timeout_ms,
-                        char **json, char *err, size_t errlen) {
-    Seed__Envelope env;
-    Seed__StatusRequest sr = SEED__STATUS_REQUEST__INIT;
-    wire_envelope_init(&env, "seedctl");
-    env.body_case = SEED__ENVELOPE__BODY_STATUS_REQUEST;
-    env.status_request = &sr;
-    sr.what = "";
-    if (rpc(ctx, endpoint, o, &env, timeout_ms, json, err, errlen) == 0) return 0;
-    if (strstr(err, "no answer from")) {
-        size_t l = strlen(err);
-        snprintf(err + l, errlen > l ? errlen - l : 0, " \u2014 is the learner running?");
-    }
-    return -1;
-}
-
-/* ====================================================================================
- * Finding a running launch (scale, stop, ps, status)
- * ==================================================================================== */
-
-typedef struct launch_ref {
-    char run_dir[PATH_MAX];
-    char control[512];
-    char status[512];
-    char job[JOB_NAME_LEN];
-    pid_t pid;
-} launch_ref;
-
-static int read_launch(const char *run_dir, launch_ref *r, char *err, size_t errlen) {
-    char path[PATH_MAX + 32], *text;
-    snprintf(path, sizeof path, "%s/seedctl.json", run_dir);
-    if (access(path, F_OK) != 0)
-        return seed_errf(err, errlen, "no launch in %s (no seedctl.json there)", run_dir);
-    if (seed_read_file(path, &text, NULL, err, errlen)) return -1;
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    double pid = 0;
-    const char *ctl = j ? jstr(j, "control") : NULL;
-    if (!j || !jnum(j, "pid", &pid) || !ctl) {
-        cJSON_Delete(j);
-        return seed_errf(err, errlen, "%s is not a seedctl launch record", path);
-    }
-    memset(r, 0, sizeof *r);
-    snprintf(r->run_dir, sizeof r->run_dir, "%s", run_dir);
-    snprintf(r->control, sizeof r->control, "%s", ctl);
-    snprintf(r->status, sizeof r->status, "%s", jstr(j, "status") ? jstr(j, "status") : "");
-    snprintf(r->job, sizeof r->job, "%s", jstr(j, "job") ? jstr(j, "job") : "");
-    r->pid = (pid_t)pid;
-    cJSON_Delete(j);
-    if (!pid_alive(r->pid))
-        return seed_errf(err, errlen, "the launch in %s is not running (seedctl pid %d is gone)",
-                         run_dir, (int)r->pid);
     return 0;
-}
-
-/* --run DIR, or the single running launch under ./runs. */
-static int find_launch(const char *run_dir, launch_ref *r, char *err, size_t errlen) {
-    if (run_dir) return read_launch(run_dir, r, err, errlen);
-    glob_t g;
-    int found = 0;
-    char names[1024] = "";
-    if (glob("runs/*/seedctl.json", 0, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++) {
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s", g.gl_pathv[i]);
-            *strrchr(dir, '/') = 0;
-            launch_ref t;
-            char e2[SEED_ERRLEN];
-            if (read_launch(dir, &t, e2, sizeof e2) != 0) continue;
-            if (found++ == 0) *r = t;
-            size_t l = strlen(names);
-            if (l + strlen(dir) + 3 < sizeof names)
-                snprintf(names + l, sizeof names - l, "%s%.*s", l ? ", " : "",
-                         (int)(sizeof names - l - 3), dir);
-        }
-        globfree(&g);
-    }
-    if (found == 1) return 0;
-    if (found == 0)
-        return seed_errf(err, errlen, "no running launch found under runs/ (pass --run RUN_DIR)");
-    return seed_errf(err, errlen, "%d launches are running (%s); pass --run RUN_DIR", found, names);
-}
-
-/* ====================================================================================
- * seedctl status
- * ==================================================================================== */
-
-static void print_age(double s, char *buf, size_t n) {
-    if (s < 120)
-        snprintf(buf, n, "%.1f s", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%.0f min", s / 60);
-    else
-        snprintf(buf, n, "%.1f h", s / 3600);
-}
-
-/* One object's numeric fields as "k v  k v". */
-static void print_flat(const char *label, const cJSON *o) {
-    if (!cJSON_IsObject(o)) return;
-    printf("%-10s", label);
-    const cJSON *it;
-    const char *sep = " ";
-    cJSON_ArrayForEach(it, o) {
-        char b[48];
-        if (cJSON_IsNumber(it))
-            printf("%s%s %s", sep, it->string, human(it->valuedouble, b, sizeof b));
-        else if (cJSON_IsString(it))
-            printf("%s%s %s", sep, it->string, it->valuestring);
-        else if (cJSON_IsBool(it))
-            printf("%s%s %s", sep, it->string, cJSON_IsTrue(it) ? "true" : "false");
-        else
-            continue;
-        sep = "  ";
-    }
-    printf("\n");
-}
-
-static void print_env_row(const char *indent, const char *name, const cJSON *e) {
-    char a[32] = "-", b[32] = "-", c[32] = "-";
-    double v;
-    if (jnum(e, "success", &v)) snprintf(a, sizeof a, "%.3f", v);
-    if (jnum(e, "return", &v)) snprintf(b, sizeof b, "%.3f", v);
-    if (jnum(e, "episodes", &v)) human(v, c, sizeof c);
-    printf("%-10s %s%-*s %8s %8s %9s\n", "", indent, (int)(22 - strlen(indent)), name, a, b, c);
-}
-
-/* The learner's status for a person. Unknown top-level fields are printed as they are,
- * so nothing the learner reports is hidden. */
-static void print_status(const cJSON *j, const char *endpoint) {
-    char b1[48], b2[48], b3[48];
-    double v, t;
-    const char *name = jstr(j, "job");
-    if (!name) name = jstr(j, "config.job.name");
-    printf("%-10s %s", "job", name ? name : "?");
-    if (jstr(j, "run_dir")) printf("   run_dir %s", jstr(j, "run_dir"));
-    if (jnum(j, "uptime_s", &v)) {
-        print_age(v, b1, sizeof b1);
-        printf("   up %s", b1);
-    }
-    printf("   (%s)\n", endpoint);
-    printf("%-10s", "progress");
-    if (jstr(j, "stage")) printf(" stage %s ", jstr(j, "stage"));
-    if (jnum(j, "step", &v)) {
-        printf(" step %s", human(v, b1, sizeof b1));
-        if (jnum(j, "total_steps", &t)) printf("/%s", human(t, b2, sizeof b2));
-        printf(" ");
-    }
-    if (jnum(j, "version", &v)) printf(" version %s", human(v, b1, sizeof b1));
-    printf("\n");
-    const cJSON *tp = jget(j, "throughput");
-    if (cJSON_IsObject(tp)) {
-        printf("%-10s", "rates");
-        if (jnum(tp, "samples_per_s", &v)) printf(" samples/s %s ", human(v, b1, sizeof b1));
-        const cJSON *tok = jget(tp, "tokens_per_s");
-        if (cJSON_IsObject(tok)) {
-            printf(" tokens/s");
-            const cJSON *it;
-            cJSON_ArrayForEach(it, tok) if (cJSON_IsNumber(it))
-                printf(" %s %s", it->string, human(it->valuedouble, b1, sizeof b1));
-        } else if (cJSON_IsNumber(tok)) {
-            printf(" tokens/s %s", human(tok->valuedouble, b1, sizeof b1));
-        }
-        const cJSON *it;
-        cJSON_ArrayForEach(it, tp) {
-            if (!strcmp(it->string, "samples_per_s") || !strcmp(it->string, "tokens_per_s"))
-                continue;
-            if (cJSON_IsNumber(it)) printf("  %s %s", it->string, human(it->valuedouble, b1, 48));
-        }
-        printf("\n");
-    }
-    if (jnum(j, "success", &v)) printf("%-10s %.3f\n", "success", v);
-    const cJSON *envs = jget(j, "envs");
-    if (cJSON_IsObject(envs) && cJSON_GetArraySize(envs) > 0) {
-        printf("%-10s %-22s %8s %8s %9s\n", "envs", "env / family", "success", "return",
-               "episodes");
-        const cJSON *e;
-        cJSON_ArrayForEach(e, envs) {
-            print_env_row("", e->string, e);
-            const cJSON *fam = jget(e, "families"), *f;
-            cJSON_ArrayForEach(f, fam) print_env_row("  ", f->string, f);
-        }
-    }
-    print_flat("loss", jget(j, "loss"));
-    print_flat("queues", jget(j, "queues"));
-    print_flat("counts", jget(j, "counts"));
-    const cJSON *peers = jget(j, "peers");
-    if (cJSON_IsArray(peers)) {
-        printf("%-10s %d\n", "peers", cJSON_GetArraySize(peers));
-        if (cJSON_GetArraySize(peers) > 0)
-            printf("  %-9s %-28s %-16s %8s %10s %8s\n", "role", "id", "host", "pid", "heartbeat",
-                   "version");
-        const cJSON *p;
-        cJSON_ArrayForEach(p, peers) {
-            snprintf(b1, sizeof b1, "-");
-            snprintf(b2, sizeof b2, "-");
-            snprintf(b3, sizeof b3, "-");
-            if (jnum(p, "heartbeat_age_s", &v)) print_age(v, b1, sizeof b1);
-            if (jnum(p, "version", &v)) human(v, b2, sizeof b2);
-            if (jnum(p, "pid", &v)) snprintf(b3, sizeof b3, "%.0f", v);
-            printf("  %-9s %-28s %-16s %8s %10s %8s\n", jstr(p, "role") ? jstr(p, "role") : "?",
-                   jstr(p, "id") ? jstr(p, "id") : "?", jstr(p, "host") ? jstr(p, "host") : "-", b3,
-                   b1, b2);
-        }
-    }
-    static const char *known[] = {"job",     "run_dir",     "uptime_s", "stage",
-                                  "step",    "total_steps", "version",  "throughput",
-                                  "success", "envs",        "loss",     "queues",
-                                  "counts",  "peers",       "config",   NULL};
-    const cJSON *it;
-    cJSON_ArrayForEach(it, j) {
-        int k = 0;
-        while (known[k] && strcmp(known[k], it->string)) k++;
-        if (known[k]) continue;
-        char *s = cJSON_PrintUnformatted(it);
-        printf("%-10s %s\n", it->string, s ? s : "?");
-        free(s);
-    }
-}
-
-static int cmd_status(int argc, char **argv) {
-    const char *endpoint = NULL, *run = NULL, *job_path = NULL;
-    int as_json = 0, timeout_ms = -1;
-    double watch = 0;
-    char **over = calloc((size_t)argc + 1, sizeof *over);
-    int n_over = 0;
-    if (!over) return fail("out of memory");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--json")) {
-            as_json = 1;
-        } else if (!strcmp(a, "--watch") || !strcmp(a, "--timeout") || !strcmp(a, "--run") ||
-                   !strcmp(a, "--job")) {
-            if (i + 1 >= argc) return free(over), usage_error("%s needs a value", a);
-            const char *v = argv[++i];
-            char *end;
-            if (!strcmp(a, "--watch")) {
-                watch = strtod(v, &end);
-                if (*end || !(watch > 0))
-                    return free(over), usage_error("--watch: expected seconds > 0, got '%s'", v);
-            } else if (!strcmp(a, "--timeout")) {
-                long t = strtol(v, &end, 10);
-                if (*end || t <= 0 || t > 3600000)
-                    return free(over),
-                           usage_error("--timeout: expected milliseconds > 0, got '%s'", v);
-                timeout_ms = (int)t;
-            } else if (!strcmp(a, "--run")) {
-                run = v;
-            } else {
-                job_path = v;
-            }
-        } else if (a[0] == '-') {
-            return free(over), usage_error("status: unknown option '%s'", a);
-        } else if (strchr(a, '=') && !strstr(a, "://")) {
-            over[n_over++] = argv[i];
-        } else if (!endpoint) {
-            endpoint = a;
-        } else {
-            return free(over), usage_error("status: one ENDPOINT only, got '%s' too", a);
-        }
-    }
-    job_config *job = malloc(sizeof *job);
-    char err[SEED_ERRLEN], ep[512];
-    if (!job) return free(over), fail("out of memory");
-    int rc = job_build(job, job_path, n_over, over, err, sizeof err);
-    free(over);
-    if (rc) return free(job), fail(err);
-    if (endpoint) {
-        snprintf(ep, sizeof ep, "%s", endpoint);
-    } else {
-        launch_ref r;
-        if (run || (!job_path && !n_over)) {
-            if (find_launch(run, &r, err, sizeof err) == 0 && r.status[0]) {
-                snprintf(ep, sizeof ep, "%s", r.status);
-            } else if (run) {
-                free(job);
-                return fail(err);
-            } else {
-                snprintf(ep, sizeof ep, "%s", job->endpoints.status);
-            }
-        } else {
-            snprintf(ep, sizeof ep, "%s", job->endpoints.status);
-        }
-    }
-    if (timeout_ms < 0) timeout_ms = job->wire.request_timeout_ms;
-    wire_sockopts o;
-    sockopts_from_job(job, &o);
-    if (sockopts_curve_client(job, &o, err, sizeof err)) return free(job), fail(err);
-    free(job);
-    void *ctx = zmq_ctx_new();
-    int status = 0;
-    for (;;) {
-        char *text = NULL;
-        if (status_query(ctx, ep, &o, timeout_ms, &text, err, sizeof err)) {
-            fprintf(stderr, "seedctl: %s\n", err);
-            status = 1;
-        } else {
-            cJSON *j = cJSON_Parse(text);
-            if (as_json) {
-                printf("%s\n", text);
-                status = j ? 0 : 1;
-            } else if (!j) {
-                fprintf(stderr, "seedctl: %s answered with text that is not JSON: %.200s\n", ep,
-                        text);
-                status = 1;
-            } else {
-                if (watch > 0 && isatty(STDOUT_FILENO)) printf("\033[H\033[2J");
-                print_status(j, ep);
-                status = 0;
-            }
-            cJSON_Delete(j);
-            free(text);
-        }
-        fflush(stdout);
-        if (watch <= 0) break;
-        if (watch > 0 && !isatty(STDOUT_FILENO)) printf("\n");
-        struct timespec ts = {(time_t)watch, (long)((watch - floor(watch)) * 1e9)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-        }
-    }
-    zmq_ctx_term(ctx);
-    return status;
 }
 
 /* ====================================================================================
@@ -614,7 +177,7 @@ static int cmd_config(int argc, char **argv) {
     int mode = 0; /* 0 yaml, 1 json, 2 defaults, 3 keys */
     char **over = calloc((size_t)argc + 1, sizeof *over);
     int n_over = 0;
-    if (!over) return fail("out of memory");
+    if (!over) return seedctl_fail("out of memory");
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             mode = 1;
@@ -623,13 +186,14 @@ static int cmd_config(int argc, char **argv) {
         else if (!strcmp(argv[i], "--keys"))
             mode = 3;
         else if (argv[i][0] == '-')
-            return free(over), usage_error("config: unknown option '%s'", argv[i]);
+            return free(over), seedctl_usage_error("config: unknown option '%s'", argv[i]);
         else if (strchr(argv[i], '='))
             over[n_over++] = argv[i];
         else if (!path)
             path = argv[i];
         else
-            return free(over), usage_error("config: one JOB.yaml only, got '%s' too", argv[i]);
+            return free(over),
+                   seedctl_usage_error("config: one JOB.yaml only, got '%s' too", argv[i]);
     }
     if (mode == 3) {
         free(over);
@@ -643,1120 +207,20 @@ static int cmd_config(int argc, char **argv) {
     }
     job_config *job = malloc(sizeof *job);
     char err[SEED_ERRLEN];
-    if (!job) return free(over), fail("out of memory");
+    if (!job) return free(over), seedctl_fail("out of memory");
     int rc = 0;
     if (mode == 2)
         job_defaults(job);
     else
         rc = job_build(job, path, n_over, over, err, sizeof err);
     free(over);
-    if (rc) return free(job), fail(err);
+    if (rc) return free(job), seedctl_fail(err);
     char *out = mode == 1 ? job_to_json(job, 1) : job_to_yaml(job, JOB_YAML_COMMENTS);
     free(job);
-    if (!out) return fail("out of memory");
+    if (!out) return seedctl_fail("out of memory");
     printf("%s%s", out, mode == 1 ? "\n" : "");
     free(out);
     return 0;
-}
-
-/* ====================================================================================
- * seedctl scale / stop / ps (clients of a launch's control socket)
- * ==================================================================================== */
-
-static int control_rpc(void *ctx, const launch_ref *r, Seed__Envelope *req, int timeout_ms,
-                       cJSON **reply, char *err, size_t errlen) {
-    char *text = NULL;
-    wire_sockopts o;
-    wire_sockopts_init(&o);
-    o.linger_ms = 0;
-    if (rpc(ctx, r->control, &o, req, timeout_ms, &text, err, errlen)) {
-        if (strstr(err, "no answer from")) {
-            size_t l = strlen(err);
-            snprintf(err + l, errlen > l ? errlen - l : 0,
-                     " \u2014 is the seedctl launch (pid %d) stuck, or run by another user "
-                     "(its control socket admits only that user)?",
-                     (int)r->pid);
-        }
-        return -1;
-    }
-    *reply = cJSON_Parse(text);
-    free(text);
-    if (!*reply) return seed_errf(err, errlen, "the launch answered with text that is not JSON");
-    if (cJSON_IsFalse(jget(*reply, "ok"))) {
-        seed_errf(err, errlen, "%s", jstr(*reply, "error") ? jstr(*reply, "error") : "refused");
-        cJSON_Delete(*reply);
-        *reply = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-static int control_send(void *ctx, const launch_ref *r, Seed__Control__Kind kind, const char *role,
-                        int count, int timeout_ms, cJSON **reply, char *err, size_t errlen) {
-    Seed__Envelope env;
-    Seed__Control c = SEED__CONTROL__INIT;
-    wire_envelope_init(&env, "seedctl");
-    env.body_case = SEED__ENVELOPE__BODY_CONTROL;
-    env.control = &c;
-    c.kind = kind;
-    c.role = (char *)(role ? role : "");
-    c.count = count;
-    return control_rpc(ctx, r, &env, timeout_ms, reply, err, errlen);
-}
-
-/* Parses the options every launch client takes: --run DIR, --timeout N, --json. */
-typedef struct client_opts {
-    const char *run;
-    double timeout; /* -1: the command's default */
-    int json;
-    int n_rest;
-    char *rest[8];
-} client_opts;
-
-static int client_args(int argc, char **argv, client_opts *c, const char *cmd) {
-    memset(c, 0, sizeof *c);
-    c->timeout = -1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--json")) {
-            c->json = 1;
-        } else if (!strcmp(a, "--run") || !strcmp(a, "--timeout")) {
-            if (i + 1 >= argc) return usage_error("%s needs a value", a);
-            if (!strcmp(a, "--run")) {
-                c->run = argv[++i];
-            } else {
-                char *end;
-                c->timeout = strtod(argv[++i], &end);
-                if (*end || !(c->timeout > 0))
-                    return usage_error("--timeout: expected a number > 0, got '%s'", argv[i]);
-            }
-        } else if (a[0] == '-') {
-            return usage_error("%s: unknown option '%s'", cmd, a);
-        } else if (c->n_rest < 8) {
-            c->rest[c->n_rest++] = argv[i];
-        } else {
-            return usage_error("%s: too many arguments", cmd);
-        }
-    }
-    return 0;
-}
-
-static int cmd_scale(int argc, char **argv) {
-    client_opts c;
-    int rc = client_args(argc, argv, &c, "scale");
-    if (rc) return rc;
-    if (c.n_rest == 0) return usage_error("scale: expected actors=N and/or analyzers=M");
-    const char *roles[2] = {NULL, NULL};
-    int counts[2] = {0, 0}, n = 0;
-    for (int i = 0; i < c.n_rest; i++) {
-        const char *a = c.rest[i], *eq = strchr(a, '=');
-        char *end = NULL;
-        long v = eq ? strtol(eq + 1, &end, 10) : -1;
-        const char *role = eq && (size_t)(eq - a) == 6 && !strncmp(a, "actors", 6)      ? "actor"
-                           : eq && (size_t)(eq - a) == 9 && !strncmp(a, "analyzers", 9) ? "analyzer"
-                                                                                        : NULL;
-        if (!role) return usage_error("scale: expected actors=N or analyzers=M, got '%s'", a);
-        if (!eq[1] || *end || v < 0 || v > MAX_PER_ROLE)
-            return usage_error("scale: %.*s: expected an integer in [0, %d], got '%s'",
-                               (int)(eq - a), a, MAX_PER_ROLE, eq + 1);
-        roles[n] = role;
-        counts[n++] = (int)v;
-    }
-    launch_ref r;
-    char err[SEED_ERRLEN];
-    if (find_launch(c.run, &r, err, sizeof err)) return fail(err);
-    void *ctx = zmq_ctx_new();
-    int timeout_ms = c.timeout > 0 ? (int)c.timeout : RPC_TIMEOUT_MS;
-    int status = 0;
-    for (int i = 0; i < n && !status; i++) {
-        cJSON *rep = NULL;
-        if (control_send(ctx, &r, SEED__CONTROL__KIND__SCALE, roles[i], counts[i], timeout_ms, &rep,
-                         err, sizeof err)) {
-            status = fail(err);
-            break;
-        }
-        double from = 0, to = 0;
-        jnum(rep, "from", &from);
-        jnum(rep, "to", &to);
-        printf("%ss: %.0f -> %.0f (%s)\n", roles[i], from, to, r.run_dir);
-        cJSON_Delete(rep);
-    }
-    zmq_ctx_term(ctx);
-    return status;
-}
-
-static int cmd_stop(int argc, char **argv) {
-    client_opts c;
-    int rc = client_args(argc, argv, &c, "stop");
-    if (rc) return rc;
-    if (c.n_rest) return usage_error("stop: unexpected argument '%s'", c.rest[0]);
-    launch_ref r;
-    char err[SEED_ERRLEN];
-    if (find_launch(c.run, &r, err, sizeof err)) return fail(err);
-    void *ctx = zmq_ctx_new();
-    cJSON *rep = NULL;
-    rc = control_send(ctx, &r, SEED__CONTROL__KIND__STOP, "", 0, RPC_TIMEOUT_MS, &rep, err,
-                      sizeof err);
-    zmq_ctx_term(ctx);
-    if (rc) return fail(err);
-    cJSON_Delete(rep);
-    printf("stopping %s (seedctl pid %d): learner first, then the others\n", r.run_dir, (int)r.pid);
-    fflush(stdout);
-    double limit = c.timeout > 0 ? c.timeout : 300, t0 = seed_now();
-    while (pid_alive(r.pid)) {
-        if (seed_now() - t0 > limit) {
-            fprintf(stderr, "seedctl: the launch (pid %d) is still stopping after %.0f s\n",
-                    (int)r.pid, limit);
-            return 1;
-        }
-        usleep(50 * 1000);
-    }
-    printf("stopped\n");
-    return 0;
-}
-
-static int cmd_ps(int argc, char **argv) {
-    client_opts c;
-    int rc = client_args(argc, argv, &c, "ps");
-    if (rc) return rc;
-    if (c.n_rest) return usage_error("ps: unexpected argument '%s'", c.rest[0]);
-    launch_ref r;
-    char err[SEED_ERRLEN];
-    if (find_launch(c.run, &r, err, sizeof err)) return fail(err);
-    Seed__Envelope env;
-    Seed__StatusRequest sr = SEED__STATUS_REQUEST__INIT;
-    wire_envelope_init(&env, "seedctl");
-    env.body_case = SEED__ENVELOPE__BODY_STATUS_REQUEST;
-    env.status_request = &sr;
-    sr.what = "children";
-    void *ctx = zmq_ctx_new();
-    cJSON *rep = NULL;
-    rc = control_rpc(ctx, &r, &env, c.timeout > 0 ? (int)c.timeout : RPC_TIMEOUT_MS, &rep, err,
-                     sizeof err);
-    zmq_ctx_term(ctx);
-    if (rc) return fail(err);
-    if (c.json) {
-        char *s = cJSON_Print(rep);
-        printf("%s\n", s ? s : "{}");
-        free(s);
-    } else {
-        double v;
-        printf("job %s  run_dir %s  seedctl pid %d  state %s",
-               jstr(rep, "job") ? jstr(rep, "job") : "?", r.run_dir, (int)r.pid,
-               jstr(rep, "state") ? jstr(rep, "state") : "?");
-        if (jnum(rep, "want.actors", &v)) printf("  actors %.0f", v);
-        if (jnum(rep, "want.analyzers", &v)) printf("  analyzers %.0f", v);
-        printf("\n%-14s %8s %-10s %8s %10s  %s\n", "id", "pid", "state", "restarts", "uptime",
-               "last exit");
-        const cJSON *k;
-        cJSON_ArrayForEach(k, jget(rep, "children")) {
-            char pid[16] = "-", up[32] = "-";
-            if (jnum(k, "pid", &v) && v > 0) snprintf(pid, sizeof pid, "%.0f", v);
-            if (jnum(k, "uptime_s", &v) && v >= 0) print_age(v, up, sizeof up);
-            double rs = 0;
-            jnum(k, "restarts", &rs);
-            printf("%-14s %8s %-10s %8.0f %10s  %s\n", jstr(k, "id") ? jstr(k, "id") : "?", pid,
-                   jstr(k, "state") ? jstr(k, "state") : "?", rs, up,
-                   jstr(k, "last_exit") ? jstr(k, "last_exit") : "");
-        }
-    }
-    cJSON_Delete(rep);
-    return 0;
-}
-
-/* ====================================================================================
- * seedctl launch: the supervisor
- * ==================================================================================== */
-
-enum { R_LEARNER = 0, R_ACTOR = 1, R_ANALYZER = 2 };
-static const char *const ROLE_NAME[3] = {"learner", "actor", "analyzer"};
-static const char *const ROLE_BIN[3] = {"seed-learner", "seed-actor", "seed-analyzer"};
-
-typedef struct child {
-    int role, index;
-    char id[32];
-    pid_t pid;          /* 0: not running */
-    int wanted;         /* should be running */
-    int restarts;       /* restarts done in this slot */
-    int crashes_in_row; /* for the back-off */
-    int gave_up;        /* hit roles.max_restarts */
-    int term_sent, kill_sent;
-    double started, next_start, term_at;
-    char last_exit[96];
-} child;
-
-enum { S_RUNNING, S_STOP_LEARNER, S_STOP_OTHERS, S_DONE };
-
-typedef struct launcher {
-    job_config job;
-    const char *job_path; /* NULL: the embedded default */
-    int n_over;
-    char **over;
-    char bin[3][PATH_MAX];  /* the role binaries */
-    char bin_dir[PATH_MAX]; /* --bin-dir or $SEED_BIN_DIR; "" : next to seedctl */
-    char run_abs[PATH_MAX], logs[PATH_MAX + 16];
-    int quiet;
-    child kids[1 + 2 * MAX_PER_ROLE]; /* [0] learner, then actors, then analyzers */
-    int want[3];
-    int state, exit_code, force;
-    char stop_reason[128];
-    int total_restarts;
-    void *ctx, *ctl, *status_sock;
-    char ctl_ep[600];
-    char ctl_dir[64]; /* the control socket's private directory ("" : none made) */
-    zap *zap;         /* admits the control socket's peers of our uid only */
-    wire_rx ctl_rx, status_rx;
-    wire_sockopts status_opts;
-    double status_sent, next_status, started;
-    int status_fails;
-    int sfd, lock_fd;
-    double last_step;
-    char json_path[PATH_MAX + 32];
-} launcher;
-
-static child *kid(launcher *L, int role, int index) {
-    return role == R_LEARNER ? &L->kids[0]
-           : role == R_ACTOR ? &L->kids[1 + index]
-                             : &L->kids[1 + MAX_PER_ROLE + index];
-}
-enum { N_KIDS = 1 + 2 * MAX_PER_ROLE };
-
-static void say(const launcher *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const launcher *L, const char *fmt, ...) {
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    double t = seed_now() - L->started;
-    printf("[%02d:%02d:%02d] %s\n", (int)(t / 3600), (int)fmod(t / 60, 60), (int)fmod(t, 60), msg);
-    fflush(stdout);
-}
-
-/* Find a role binary: --bin-dir/$SEED_BIN_DIR only, else next to seedctl, else in the
- * build tree's role folder beside seedctl's (build/deploy/seedctl, build/learner/...). */
-static int find_bin(const char *bin_dir, const char *name, const char *role_dir, char *out,
-                    size_t n, char *err, size_t errlen) {
-    char self[PATH_MAX], cands[3][PATH_MAX + 64];
-    int nc = 0;
-    if (bin_dir) {
-        snprintf(cands[nc++], sizeof cands[0], "%s/%s", bin_dir, name);
-    } else {
-        exe_dir(self, sizeof self);
-        snprintf(cands[nc++], sizeof cands[0], "%s/%s", self, name);
-        snprintf(cands[nc++], sizeof cands[0], "%s/../%s/%s", self, role_dir, name);
-    }
-    for (int i = 0; i < nc; i++)
-        if (access(cands[i], X_OK) == 0) {
-            if (!realpath(cands[i], out)) snprintf(out, n, "%.*s", (int)(n - 1), cands[i]);
-            return 0;
-        }
-    return seed_errf(err, errlen,
-                     "cannot find %s (looked for %s%s%s); build it, or point seedctl at the "
-                     "role programs with --bin-dir DIR or SEED_BIN_DIR",
-                     name, cands[0], nc > 1 ? " and " : "", nc > 1 ? cands[1] : "");
-}
-
-/* CPU milliseconds each role spends per trained token, measured by bench/loop on the
- * default job with demand-driven actors (docs/DESIGN.md "Measured": the roles' CPU time
- * from /proc over 480 s of RL): the learner (training and the KL reference's scoring),
- * all actors together (decode and prefill), all analyzers together (skills and q). Only
- * their ratios matter; three runs on busy and quiet machines and the cluster layout
- * agreed within 4 points of share. */
-#define LAUNCH_DEMAND_LEARNER 1.09
-#define LAUNCH_DEMAND_ACTORS 0.12
-#define LAUNCH_DEMAND_ANALYZERS 0.29
-
-/* model.threads for one process of `role` in a local launch: the cores split among the
- * roles in proportion to their demand, a role's share split evenly among its processes,
- * at least one thread each and at most every core. The learner's share is rounded up
- * (it must never be the one that waits for CPU: with demand-driven actors the others
- * idle once the learner's next step is covered), the others' to the nearest. */
-static int launch_threads(int role, int actors, int analyzers, long cores) {
-    const double d[3] = {LAUNCH_DEMAND_LEARNER, actors > 0 ? LAUNCH_DEMAND_ACTORS : 0.0,
-                         analyzers > 0 ? LAUNCH_DEMAND_ANALYZERS : 0.0};
-    const int procs[3] = {1, SEED_MAX(actors, 1), SEED_MAX(analyzers, 1)};
-    double share = d[role] / (d[0] + d[1] + d[2]) * (double)cores / procs[role];
-    long t = role == R_LEARNER ? (long)ceil(share) : lround(share);
-    return (int)SEED_MAX(1, SEED_MIN(t, SEED_MAX(cores, 1)));
-}
-
-/* The cores this launch may use: its CPU affinity (taskset, a container's cpuset), else
- * the cores online. */
-static long launch_cores(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-    return sysconf(_SC_NPROCESSORS_ONLN);
-}
-
-/* Start one child: fork, own process group, parent-death signal, log file, exec. */
-static int spawn(launcher *L, child *k, char *err, size_t errlen) {
-    const char *argv[16 + 2 * 1024];
-    int n = 0;
-    if (L->n_over > 2 * 1024) return seed_errf(err, errlen, "too many overrides");
-    argv[n++] = L->bin[k->role];
-    if (L->job_path) {
-        argv[n++] = "--job";
-        argv[n++] = L->job_path;
-    }
-    argv[n++] = "--id";
-    argv[n++] = k->id;
-    for (int i = 0; i < L->n_over; i++) argv[n++] = L->over[i];
-    /* a restarted learner continues from its checkpoint whatever the job says */
-    if (k->role == R_LEARNER && k->restarts > 0) argv[n++] = "checkpoint.resume=true";
-    /* On one machine the roles share the cores: unless the job sets model.threads, each
-     * role gets threads in proportion to its measured demand (launch_threads). */
-    char threads[48];
-    if (L->job.model.threads == 0) {
-        snprintf(threads, sizeof threads, "model.threads=%d",
-                 launch_threads(k->role, L->want[R_ACTOR], L->want[R_ANALYZER], launch_cores()));
-        argv[n++] = threads;
-    }
-    argv[n] = NULL;
-
-    char logp[PATH_MAX + 64];
-    snprintf(logp, sizeof logp, "%s/%s.log", L->logs, k->id);
-    int logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (logfd < 0) return seed_errf(err, errlen, "cannot open %s: %s", logp, strerror(errno));
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        close(logfd);
-        return seed_errf(err, errlen, "pipe: %s", strerror(errno));
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(logfd);
-        close(pfd[0]);
-        close(pfd[1]);
-        return seed_errf(err, errlen, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        /* child: only async-signal-safe calls until exec */
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent) _exit(1); /* seedctl died before prctl */
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        sigaction(SIGPIPE, &dfl, NULL);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-        dup2(logfd, STDOUT_FILENO);
-        dup2(logfd, STDERR_FILENO);
-        execv(argv[0], (char *const *)argv);
-        int e = errno;
-        ssize_t w = write(pfd[1], &e, sizeof e);
-        (void)w;
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also here: no window where a signal to the group misses it */
-    close(pfd[1]);
-    int e = 0;
-    ssize_t r;
-    do r = read(pfd[0], &e, sizeof e);
-    while (r < 0 && errno == EINTR);
-    close(pfd[0]);
-    if (r == (ssize_t)sizeof e) {
-        close(logfd);
-        waitpid(pid, NULL, 0);
-        return seed_errf(err, errlen, "cannot run %s: %s", argv[0], strerror(e));
-    }
-    char line[PATH_MAX + 256];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    int l = snprintf(line, sizeof line,
-                     "==== seedctl %04d-%02d-%02d %02d:%02d:%02d UTC: started %s as pid %d%s\n",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     k->id, (int)pid, k->restarts ? " (restart)" : "");
-    ssize_t w = write(logfd, line, (size_t)SEED_MIN(l, (int)sizeof line - 1));
-    (void)w;
-    close(logfd);
-    k->pid = pid;
-    k->started = seed_now();
-    k->term_sent = k->kill_sent = 0;
-    return 0;
-}
-
-static void signal_child(child *k, int sig) {
-    if (k->pid > 0) kill(-k->pid, sig); /* the group: anything the role started too */
-}
-
-static void term_child(child *k) {
-    if (k->pid <= 0 || k->term_sent) return;
-    signal_child(k, SIGTERM);
-    k->term_sent = 1;
-    k->term_at = seed_now();
-}
-
-static void describe_exit(int st, char *buf, size_t n) {
-    if (WIFEXITED(st))
-        snprintf(buf, n, "exit code %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(buf, n, "signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    else
-        snprintf(buf, n, "status %d", st);
-}
-
-/* The last lines of a child's log, for a crash message. */
-static void log_tail(const launcher *L, const child *k, char *buf, size_t n) {
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/%s.log", L->logs, k->id);
-    buf[0] = 0;
-    FILE *f = fopen(p, "r");
-    if (!f) return;
-    long want = (long)n - 1;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        fseek(f, size > want ? size - want : 0, SEEK_SET);
-    }
-    size_t got = fread(buf, 1, (size_t)want, f);
-    fclose(f);
-    buf[got] = 0;
-    /* keep the last 4 lines */
-    int lines = 0;
-    for (char *p2 = buf + (got ? got - 1 : 0); p2 > buf; p2--)
-        if (*p2 == '\n' && p2[1] && ++lines == 4) {
-            memmove(buf, p2 + 1, strlen(p2 + 1) + 1);
-            break;
-        }
-}
-
-static void begin_stop(launcher *L, const char *reason, int code) {
-    if (L->state != S_RUNNING) return;
-    snprintf(L->stop_reason, sizeof L->stop_reason, "%s", reason);
-    L->exit_code = code;
-    for (int i = 0; i < N_KIDS; i++) L->kids[i].wanted = 0;
-    child *lr = &L->kids[0];
-    if (lr->pid > 0) {
-        say(L, "stopping (%s): SIGTERM to the learner first, it checkpoints", reason);
-        term_child(lr);
-        L->state = S_STOP_LEARNER;
-    } else {
-        say(L, "stopping (%s)", reason);
-        L->state = S_STOP_OTHERS;
-        for (int i = 1; i < N_KIDS; i++) term_child(&L->kids[i]);
-    }
-}
-
-static void force_kill(launcher *L) {
-    for (int i = 0; i < N_KIDS; i++)
-        if (L->kids[i].pid > 0) {
-            signal_child(&L->kids[i], SIGKILL);
-            L->kids[i].kill_sent = 1;
-        }
-}
-
-static void on_child_exit(launcher *L, pid_t pid, int st) {
-    child *k = NULL;
-    for (int i = 0; i < N_KIDS && !k; i++)
-        if (L->kids[i].pid == pid) k = &L->kids[i];
-    if (!k) return;
-    /* whatever the role left in its group goes with it */
-    kill(-pid, SIGKILL);
-    char how[96];
-    describe_exit(st, how, sizeof how);
-    snprintf(k->last_exit, sizeof k->last_exit, "%s", how);
-    double ran = seed_now() - k->started;
-    k->pid = 0;
-    if (L->state != S_RUNNING || !k->wanted || k->term_sent) {
-        if (!L->quiet || L->state == S_RUNNING) say(L, "%s exited (%s)", k->id, how);
-        /* scaled down and up again while it was stopping: start it afresh */
-        if (L->state == S_RUNNING && k->wanted) k->next_start = seed_now();
-        return;
-    }
-    if (k->role == R_LEARNER && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-        say(L, "learner finished (exit 0 after %.1f s)", ran);
-        begin_stop(L, "the learner reached job.total_steps", 0);
-        return;
-    }
-    /* a crash */
-    char tail[1024];
-    log_tail(L, k, tail, sizeof tail);
-    if (ran > L->job.roles.restart_backoff_max_s + 10) k->crashes_in_row = 0;
-    k->crashes_in_row++;
-    const job_config *j = &L->job;
-    if (j->roles.max_restarts > 0 && k->restarts >= j->roles.max_restarts) {
-        k->gave_up = 1;
-        k->wanted = 0;
-        say(L, "%s crashed (%s) and has used its %d restarts (roles.max_restarts); log %s/%s.log",
-            k->id, how, j->roles.max_restarts, L->logs, k->id);
-        if (k->role == R_LEARNER) begin_stop(L, "the learner keeps crashing", 1);
-        return;
-    }
-    double delay = j->roles.restart_backoff_s * pow(2.0, SEED_MIN(k->crashes_in_row - 1, 30));
-    delay = SEED_MIN(delay, j->roles.restart_backoff_max_s);
-    k->next_start = seed_now() + delay;
-    k->restarts++;
-    L->total_restarts++;
-    say(L, "%s (pid %d) crashed after %.1f s: %s; restart %d in %.1f s%s; log %s/%s.log%s%s", k->id,
-        (int)pid, ran, how, k->restarts, delay, k->role == R_LEARNER ? " from its checkpoint" : "",
-        L->logs, k->id, tail[0] ? "\n" : "", tail);
-}
-
-static void reap(launcher *L) {
-    int st;
-    pid_t pid;
-    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) on_child_exit(L, pid, st);
-}
-
-static const char *child_state(const launcher *L, const child *k) {
-    if (k->pid > 0) return k->term_sent ? "stopping" : "running";
-    if (k->gave_up) return "gave_up";
-    if (k->wanted && L->state == S_RUNNING) return k->restarts ? "backoff" : "starting";
-    return "stopped";
-}
-
-static cJSON *children_json(const launcher *L) {
-    cJSON *r = cJSON_CreateObject();
-    static const char *states[] = {"running", "stopping", "stopping", "done"};
-    cJSON_AddBoolToObject(r, "ok", 1);
-    cJSON_AddStringToObject(r, "job", L->job.job.name);
-    cJSON_AddStringToObject(r, "run_dir", L->run_abs);
-    cJSON_AddStringToObject(r, "state", states[L->state]);
-    cJSON_AddNumberToObject(r, "seedctl_pid", (double)getpid());
-    cJSON_AddStringToObject(r, "status_endpoint", L->job.endpoints.status);
-    cJSON_AddNumberToObject(r, "restarts", L->total_restarts);
-    cJSON *w = cJSON_AddObjectToObject(r, "want");
-    cJSON_AddNumberToObject(w, "actors", L->want[R_ACTOR]);
-    cJSON_AddNumberToObject(w, "analyzers", L->want[R_ANALYZER]);
-    cJSON *arr = cJSON_AddArrayToObject(r, "children");
-    double now = seed_now();
-    for (int i = 0; i < N_KIDS; i++) {
-        const child *k = &L->kids[i];
-        if (!k->id[0] || (!k->pid && !k->wanted && !k->restarts && !k->last_exit[0])) continue;
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "id", k->id);
-        cJSON_AddStringToObject(c, "role", ROLE_NAME[k->role]);
-        cJSON_AddNumberToObject(c, "pid", k->pid);
-        cJSON_AddStringToObject(c, "state", child_state(L, k));
-        cJSON_AddNumberToObject(c, "restarts", k->restarts);
-        cJSON_AddNumberToObject(c, "uptime_s", k->pid ? now - k->started : -1);
-        cJSON_AddStringToObject(c, "last_exit", k->last_exit);
-        char lp[PATH_MAX + 64];
-        snprintf(lp, sizeof lp, "%s/%s.log", L->logs, k->id);
-        cJSON_AddStringToObject(c, "log", lp);
-        cJSON_AddItemToArray(arr, c);
-    }
-    return r;
-}
-
-/* Scale a role to n: slots below n are wanted (started by the loop), the rest stopped. */
-static int scale_role(launcher *L, int role, int n, char *err, size_t errlen) {
-    if (n < 0 || n > MAX_PER_ROLE)
-        return seed_errf(err, errlen, "%ss: expected a count in [0, %d], got %d", ROLE_NAME[role],
-                         MAX_PER_ROLE, n);
-    if (n > 0 && !L->bin[role][0]) {
-        char e2[SEED_ERRLEN];
-        if (find_bin(L->bin_dir[0] ? L->bin_dir : NULL, ROLE_BIN[role], ROLE_NAME[role],
-                     L->bin[role], sizeof L->bin[role], e2, sizeof e2))
-            return seed_errf(err, errlen, "%s", e2);
-    }
-    for (int i = 0; i < MAX_PER_ROLE; i++) {
-        child *k = kid(L, role, i);
-        if (i < n && !k->wanted) {
-            if (k->pid == 0) { /* a fresh slot; one still stopping restarts when it exits */
-                memset(k, 0, sizeof *k);
-                k->role = role;
-                k->index = i;
-                snprintf(k->id, sizeof k->id, "%s-%d", ROLE_NAME[role], i);
-            }
-            k->wanted = 1;
-            k->next_start = seed_now();
-        } else if (i >= n && k->wanted) {
-            k->wanted = 0;
-            term_child(k);
-        }
-    }
-    L->want[role] = n;
-    return 0;
-}
-
-static void reply_json(launcher *L, cJSON *j) {
-    char *text = cJSON_PrintUnformatted(j);
-    Seed__Envelope env;
-    Seed__StatusReply sr = SEED__STATUS_REPLY__INIT;
-    wire_envelope_init(&env, "seedctl");
-    env.body_case = SEED__ENVELOPE__BODY_STATUS_REPLY;
-    env.status_reply = &sr;
-    sr.json = text ? text : "{}";
-    char err[SEED_ERRLEN];
-    if (wire_send_to(L->ctl, &L->ctl_rx.from, &env, ZMQ_DONTWAIT, err, sizeof err) < 0)
-        say(L, "control reply failed: %s", err);
-    free(text);
-}
-
-static void reply_error(launcher *L, const char *msg) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddBoolToObject(j, "ok", 0);
-    cJSON_AddStringToObject(j, "error", msg);
-    reply_json(L, j);
-    cJSON_Delete(j);
-}
-
-static void handle_control(launcher *L) {
-    for (;;) {
-        Seed__Envelope *m = NULL;
-        char err[SEED_ERRLEN];
-        int r = wire_recv(&L->ctl_rx, L->ctl, &m, ZMQ_DONTWAIT, err, sizeof err);
-        if (r <= 0) {
-            if (r < 0) say(L, "control socket: %s", err);
-            return;
-        }
-        if (m->body_case == SEED__ENVELOPE__BODY_STATUS_REQUEST) {
-            cJSON *j = children_json(L);
-            reply_json(L, j);
-            cJSON_Delete(j);
-        } else {
-            const Seed__Control *c = m->control;
-            if (c->kind == SEED__CONTROL__KIND__STOP) {
-                cJSON *j = cJSON_CreateObject();
-                cJSON_AddBoolToObject(j, "ok", 1);
-                reply_json(L, j);
-                cJSON_Delete(j);
-                begin_stop(L, "seedctl stop", 0);
-            } else if (c->kind == SEED__CONTROL__KIND__SCALE) {
-                int role = c->role && !strcmp(c->role, "actor")      ? R_ACTOR
-                           : c->role && !strcmp(c->role, "analyzer") ? R_ANALYZER
-                                                                     : -1;
-                if (role < 0) {
-                    snprintf(err, sizeof err, "scale: expected role actor or analyzer, got '%s'",
-                             c->role ? c->role : "");
-                    reply_error(L, err);
-                } else if (L->state != S_RUNNING) {
-                    reply_error(L, "scale: the launch is stopping");
-                } else {
-                    int from = L->want[role];
-                    if (scale_role(L, role, c->count, err, sizeof err)) {
-                        reply_error(L, err);
-                    } else {
-                        say(L, "scale: %ss %d -> %d", ROLE_NAME[role], from, c->count);
-                        cJSON *j = cJSON_CreateObject();
-                        cJSON_AddBoolToObject(j, "ok", 1);
-                        cJSON_AddStringToObject(j, "role", ROLE_NAME[role]);
-                        cJSON_AddNumberToObject(j, "from", from);
-                        cJSON_AddNumberToObject(j, "to", c->count);
-                        reply_json(L, j);
-                        cJSON_Delete(j);
-                    }
-                }
-            } else {
-                reply_error(L, "seedctl launch takes SCALE and STOP; pause, resume and "
-                               "checkpoint go to the learner");
-            }
-        }
-        wire_free(m);
-    }
-}
-
-/* Progress: ask the learner every status.interval_s; one line per answer. */
-static void status_poll_send(launcher *L) {
-    char err[SEED_ERRLEN];
-    if (!L->status_sock) {
-        L->status_sock = wire_socket(L->ctx, ZMQ_REQ, &L->status_opts, err, sizeof err);
-        if (!L->status_sock ||
-            wire_connect(L->status_sock, L->job.endpoints.status, err, sizeof err)) {
-            say(L, "status client: %s", err);
-            wire_close(L->status_sock);
-            L->status_sock = NULL;
-            return;
-        }
-    }
-    Seed__Envelope env;
-    Seed__StatusRequest sr = SEED__STATUS_REQUEST__INIT;
-    wire_envelope_init(&env, "seedctl");
-    env.body_case = SEED__ENVELOPE__BODY_STATUS_REQUEST;
-    env.status_request = &sr;
-    sr.what = "";
-    if (wire_send(L->status_sock, &env, ZMQ_DONTWAIT, err, sizeof err) < 0) {
-        wire_close(L->status_sock);
-        L->status_sock = NULL;
-        return;
-    }
-    L->status_sent = seed_now();
-}
-
-static void progress_line(launcher *L, const cJSON *j) {
-    char line[512], b[48];
-    int n = 0;
-    double v, t, step = -1;
-    line[0] = 0;
-    if (jnum(j, "step", &step)) {
-        n += snprintf(line + n, sizeof line - n, "step %.0f", step);
-        if (jnum(j, "total_steps", &t)) n += snprintf(line + n, sizeof line - n, "/%.0f", t);
-    }
-    if (jstr(j, "stage")) n += snprintf(line + n, sizeof line - n, " (%s)", jstr(j, "stage"));
-    if (jnum(j, "version", &v)) n += snprintf(line + n, sizeof line - n, "  v%.0f", v);
-    /* success: the learner's overall figure, else the episode-weighted mean over envs */
-    int have = jnum(j, "success", &v);
-    if (!have) {
-        double num = 0, den = 0, s, e;
-        const cJSON *env;
-        cJSON_ArrayForEach(env, jget(j, "envs")) if (jnum(env, "success", &s)) {
-            if (!jnum(env, "episodes", &e)) e = 1;
-            num += s * e;
-            den += e;
-        }
-        if (den > 0) v = num / den, have = 1;
-    }
-    if (have) n += snprintf(line + n, sizeof line - n, "  success %.3f", v);
-    if (jnum(j, "throughput.tokens_per_s.rollout", &v))
-        n += snprintf(line + n, sizeof line - n, "  tok/s %s", human(v, b, sizeof b));
-    else if (jnum(j, "throughput.tokens_per_s", &v))
-        n += snprintf(line + n, sizeof line - n, "  tok/s %s", human(v, b, sizeof b));
-    if (jnum(j, "throughput.tokens_per_s.training", &v))
-        n += snprintf(line + n, sizeof line - n, " (train %s)", human(v, b, sizeof b));
-    int run[3] = {0, 0, 0};
-    for (int i = 0; i < N_KIDS; i++)
-        if (L->kids[i].pid > 0) run[L->kids[i].role]++;
-    snprintf(line + n, sizeof line - n, "  | actors %d/%d analyzers %d/%d restarts %d",
-             run[R_ACTOR], L->want[R_ACTOR], run[R_ANALYZER], L->want[R_ANALYZER],
-             L->total_restarts);
-    say(L, "%s", line);
-}
-
-static void status_poll_recv(launcher *L) {
-    Seed__Envelope *m = NULL;
-    char err[SEED_ERRLEN];
-    int r = wire_recv(&L->status_rx, L->status_sock, &m, ZMQ_DONTWAIT, err, sizeof err);
-    if (r <= 0) return;
-    L->status_sent = 0;
-    L->status_fails = 0;
-    cJSON *j = cJSON_Parse(m->status_reply && m->status_reply->json ? m->status_reply->json : "");
-    wire_free(m);
-    if (!j) {
-        say(L, "the learner's status is not JSON");
-        return;
-    }
-    if (!L->quiet) progress_line(L, j);
-    cJSON_Delete(j);
-}
-
-static int write_launch_record(launcher *L, char *err, size_t errlen) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "pid", (double)getpid());
-    cJSON_AddStringToObject(j, "control", L->ctl_ep);
-    cJSON_AddStringToObject(j, "status", L->job.endpoints.status);
-    cJSON_AddStringToObject(j, "job", L->job.job.name);
-    cJSON_AddStringToObject(j, "run_dir", L->run_abs);
-    cJSON_AddStringToObject(j, "logs", L->logs);
-    cJSON_AddNumberToObject(j, "started", seed_wall());
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    if (!text) return seed_errf(err, errlen, "out of memory");
-    int rc = seed_write_file_atomic(L->json_path, text, strlen(text), err, errlen);
-    free(text);
-    return rc;
-}
-
-/* Are the learner's ports free? A second job on the same ports would crash-loop. */
-static int check_ports(launcher *L, char *err, size_t errlen) {
-    static const char *names[] = {"groups_in", "groups_out", "scored_in",
-                                  "weights",   "telemetry",  "status"};
-    for (int i = 0; i < 6; i++) {
-        char ep[JOB_ENDPOINT_LEN];
-        if (job_endpoint(&L->job, names[i], 1, ep, sizeof ep, err, errlen)) return -1;
-        if (strncmp(ep, "tcp://", 6)) continue;
-        void *s = zmq_socket(L->ctx, ZMQ_PULL);
-        int zero = 0;
-        zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-        int rc = zmq_bind(s, ep);
-        int e = errno;
-        zmq_close(s);
-        if (rc != 0)
-            return seed_errf(err, errlen,
-                             "endpoints.%s: cannot bind %s: %s (another job on this machine? "
-                             "set endpoints.base_port)",
-                             names[i], ep, zmq_strerror(e));
-    }
-    return 0;
-}
-
-/* Control directories of this user's launches that were killed outright (SIGKILL skips the
- * cleanup): /tmp/seedctl-PID-XXXXXX whose PID is gone. */
-static void sweep_control_dirs(void) {
-    glob_t g;
-    if (glob("/tmp/seedctl-*-*", GLOB_ONLYDIR, NULL, &g) != 0) return;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        const char *d = g.gl_pathv[i];
-        struct stat st;
-        char *end;
-        long pid = strtol(d + strlen("/tmp/seedctl-"), &end, 10);
-        if (*end != '-' || pid <= 0 || lstat(d, &st) != 0 || !S_ISDIR(st.st_mode) ||
-            st.st_uid != geteuid() || pid_alive((pid_t)pid))
-            continue;
-        char sock[PATH_MAX];
-        snprintf(sock, sizeof sock, "%s/control", d);
-        unlink(sock);
-        rmdir(d);
-    }
-    globfree(&g);
-}
-
-static int launcher_setup(launcher *L, const char *bin_dir, char *err, size_t errlen) {
-    job_config *j = &L->job;
-    for (int r = 0; r < 3; r++) {
-        int need = r == R_LEARNER || (r == R_ACTOR ? j->roles.actors : j->roles.analyzers) > 0;
-        if (need &&
-            find_bin(bin_dir, ROLE_BIN[r], ROLE_NAME[r], L->bin[r], sizeof L->bin[r], err, errlen))
-            return -1;
-    }
-    if (mkdir_p(j->job.run_dir, err, errlen)) return -1;
-    if (!realpath(j->job.run_dir, L->run_abs))
-        return seed_errf(err, errlen, "cannot resolve %s: %s", j->job.run_dir, strerror(errno));
-    snprintf(L->logs, sizeof L->logs, "%s/logs", L->run_abs);
-    if (mkdir_p(L->logs, err, errlen)) return -1;
-    char lockp[PATH_MAX + 32];
-    snprintf(lockp, sizeof lockp, "%s/seedctl.lock", L->run_abs);
-    L->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (L->lock_fd < 0) return seed_errf(err, errlen, "cannot open %s: %s", lockp, strerror(errno));
-    if (flock(L->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        launch_ref r;
-        char e2[SEED_ERRLEN];
-        int pid = read_launch(L->run_abs, &r, e2, sizeof e2) == 0 ? (int)r.pid : 0;
-        return seed_errf(err, errlen,
-                         "a launch is already running in %s%s%.0d%s; stop it with `seedctl stop "
-                         "--run %s`, or give this one its own job.name or job.run_dir",
-                         j->job.run_dir, pid ? " (seedctl pid " : "", pid, pid ? ")" : "",
-                         j->job.run_dir);
-    }
-    snprintf(L->json_path, sizeof L->json_path, "%s/seedctl.json", L->run_abs);
-    if (check_ports(L, err, errlen)) return -1;
-
-    /* The control socket changes a running job: ipc in a private directory (a short path
-     * whatever run_dir is; nobody else can even reach it), and a ZAP handler that admits
-     * only this uid (root passes directory modes; the kernel's peer credentials do not
-     * lie). Never a TCP fallback. */
-    sweep_control_dirs();
-    snprintf(L->ctl_dir, sizeof L->ctl_dir, "/tmp/seedctl-%d-XXXXXX", (int)getpid());
-    if (!mkdtemp(L->ctl_dir)) {
-        int e = errno;
-        L->ctl_dir[0] = 0;
-        return seed_errf(err, errlen, "cannot make the control socket's directory under /tmp: %s",
-                         strerror(e));
-    }
-    zap_policy zp = {NULL, NULL, (long)geteuid()};
-    if (zap_create(&L->zap, &zp, err, errlen) || zap_attach(L->zap, L->ctx, err, errlen)) return -1;
-    wire_sockopts o;
-    wire_sockopts_init(&o);
-    o.linger_ms = 0;
-    o.max_msg_bytes = 1 << 20;
-    L->ctl = wire_socket(L->ctx, ZMQ_ROUTER, &o, err, errlen);
-    if (!L->ctl) return -1;
-    static const char domain[] = "seedctl-control"; /* a NULL socket asks ZAP only with one */
-    if (zmq_setsockopt(L->ctl, ZMQ_ZAP_DOMAIN, domain, strlen(domain)) != 0)
-        return seed_errf(err, errlen, "control socket: ZMQ_ZAP_DOMAIN: %s", zmq_strerror(errno));
-    char want[128];
-    snprintf(want, sizeof want, "ipc://%s/control", L->ctl_dir);
-    if (wire_bind(L->ctl, want, L->ctl_ep, sizeof L->ctl_ep, err, errlen)) return -1;
-    wire_rx_init(&L->ctl_rx, "seedctl-control",
-                 WIRE_ACCEPT(SEED__ENVELOPE__BODY_CONTROL) |
-                     WIRE_ACCEPT(SEED__ENVELOPE__BODY_STATUS_REQUEST),
-                 1 << 20, 1);
-    wire_rx_init(&L->status_rx, "status", WIRE_ACCEPT(SEED__ENVELOPE__BODY_STATUS_REPLY),
-                 (size_t)j->wire.max_msg_bytes, 0);
-    sockopts_from_job(j, &L->status_opts);
-    if (sockopts_curve_client(j, &L->status_opts, err, errlen)) return -1;
-    return write_launch_record(L, err, errlen);
-}
-
-static void launcher_banner(const launcher *L) {
-    const job_config *j = &L->job;
-    printf("seedctl: job %s \u2014 1 learner, %d actor%s, %d analyzer%s (seedctl pid %d)\n",
-           j->job.name, L->want[R_ACTOR], L->want[R_ACTOR] == 1 ? "" : "s", L->want[R_ANALYZER],
-           L->want[R_ANALYZER] == 1 ? "" : "s", (int)getpid());
-    if (j->model.threads == 0) {
-        long c = launch_cores();
-        printf("  threads   learner %d, actor %d, analyzer %d on %ld cores (demand per trained "
-               "token: learner %.2f, actors %.2f, analyzers %.2f)\n",
-               launch_threads(R_LEARNER, L->want[R_ACTOR], L->want[R_ANALYZER], c),
-               launch_threads(R_ACTOR, L->want[R_ACTOR], L->want[R_ANALYZER], c),
-               launch_threads(R_ANALYZER, L->want[R_ACTOR], L->want[R_ANALYZER], c), c,
-               LAUNCH_DEMAND_LEARNER, LAUNCH_DEMAND_ACTORS, LAUNCH_DEMAND_ANALYZERS);
-    } else {
-        printf("  threads   %d per process (model.threads)\n", j->model.threads);
-    }
-    printf("  run dir   %s\n", L->run_abs);
-    printf("  logs      %s/{learner,actor-N,analyzer-N}.log\n", L->logs);
-    printf("  programs  %s\n", L->bin[R_LEARNER]);
-    printf("  status    seedctl status %s\n", j->endpoints.status);
-    printf("  scale     seedctl scale actors=N analyzers=M --run %s\n", j->job.run_dir);
-    printf("  stop      seedctl stop --run %s   (or Ctrl-C)\n", j->job.run_dir);
-    fflush(stdout);
-}
-
-static int launcher_loop(launcher *L) {
-    while (L->state != S_DONE) {
-        double now = seed_now();
-        const job_config *j = &L->job;
-        /* start what should run */
-        if (L->state == S_RUNNING) {
-            for (int i = 0; i < N_KIDS; i++) {
-                child *k = &L->kids[i];
-                if (!k->wanted || k->pid > 0 || now < k->next_start) continue;
-                char err[SEED_ERRLEN];
-                if (spawn(L, k, err, sizeof err)) {
-                    say(L, "%s", err);
-                    k->gave_up = 1;
-                    k->wanted = 0;
-                    if (k->role == R_LEARNER) begin_stop(L, "the learner cannot start", 1);
-                }
-            }
-        }
-        /* stopping: learner first, then the rest; SIGKILL after roles.stop_timeout_s */
-        if (L->state == S_STOP_LEARNER && L->kids[0].pid == 0) {
-            L->state = S_STOP_OTHERS;
-            for (int i = 1; i < N_KIDS; i++) term_child(&L->kids[i]);
-        }
-        if (L->state == S_STOP_OTHERS) {
-            int left = 0;
-            for (int i = 0; i < N_KIDS; i++) left += L->kids[i].pid > 0;
-            if (!left) L->state = S_DONE;
-        }
-        for (int i = 0; i < N_KIDS; i++) {
-            child *k = &L->kids[i];
-            if (k->pid > 0 && k->term_sent && !k->kill_sent &&
-                now - k->term_at > j->roles.stop_timeout_s) {
-                say(L, "%s did not stop within %.0f s (roles.stop_timeout_s): SIGKILL", k->id,
-                    j->roles.stop_timeout_s);
-                signal_child(k, SIGKILL);
-                k->kill_sent = 1;
-            }
-        }
-        if (L->state == S_DONE) break;
-        /* progress */
-        if (L->state == S_RUNNING && L->kids[0].pid > 0) {
-            if (L->status_sent > 0 &&
-                now - L->status_sent >
-                    SEED_MAX(j->status.interval_s, j->wire.request_timeout_ms / 1000.0)) {
-                wire_close(L->status_sock); /* a REQ without its reply cannot send again */
-                L->status_sock = NULL;
-                L->status_sent = 0;
-                if (++L->status_fails == 3 && !L->quiet)
-                    say(L, "the learner does not answer on %s yet", j->endpoints.status);
-            }
-            if (L->status_sent == 0 && now >= L->next_status) {
-                status_poll_send(L);
-                L->next_status = now + j->status.interval_s;
-            }
-        }
-        zmq_pollitem_t items[3] = {{L->ctl, 0, ZMQ_POLLIN, 0},
-                                   {NULL, L->sfd, ZMQ_POLLIN, 0},
-                                   {L->status_sock, 0, ZMQ_POLLIN, 0}};
-        int n_items = L->status_sock ? 3 : 2;
-        int rc = zmq_poll(items, n_items, 100);
-        if (rc < 0 && errno != EINTR) {
-            say(L, "poll: %s", zmq_strerror(errno));
-            begin_stop(L, "internal error", 1);
-            force_kill(L);
-        }
-        if (rc > 0 && (items[1].revents & ZMQ_POLLIN)) {
-            struct signalfd_siginfo si;
-            while (read(L->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                if (si.ssi_signo == SIGCHLD) continue; /* reaped below */
-                if (L->state == S_RUNNING) {
-                    begin_stop(L, strsignal((int)si.ssi_signo), 0);
-                    if (!L->quiet) say(L, "press Ctrl-C again to kill everything at once");
-                } else if (!L->force) {
-                    L->force = 1;
-                    say(L, "second signal: SIGKILL to every child");
-                    force_kill(L);
-                }
-            }
-        }
-        reap(L);
-        if (rc > 0 && (items[0].revents & ZMQ_POLLIN)) handle_control(L);
-        if (rc > 0 && n_items == 3 && (items[2].revents & ZMQ_POLLIN)) status_poll_recv(L);
-    }
-    return L->exit_code;
-}
-
-static int cmd_launch(int argc, char **argv) {
-    /* Several OpenMP processes on few cores: threads that spin while they wait steal the
-     * cores the others need, so the children wait passively unless told otherwise. */
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-    const char *bin_dir = getenv("SEED_BIN_DIR"), *path = NULL;
-    int quiet = 0;
-    launcher *L = calloc(1, sizeof *L);
-    char **over = calloc((size_t)argc + 1, sizeof *over);
-    if (!L || !over) return free(L), free(over), fail("out of memory");
-    int n_over = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--bin-dir")) {
-            if (i + 1 >= argc) return free(L), free(over), usage_error("--bin-dir needs a value");
-            bin_dir = argv[++i];
-        } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (a[0] == '-') {
-            return free(L), free(over), usage_error("launch: unknown option '%s'", a);
-        } else if (strchr(a, '=')) {
-            over[n_over++] = argv[i];
-        } else if (!path) {
-            path = a;
-        } else {
-            return free(L), free(over), usage_error("launch: one JOB.yaml only, got '%s' too", a);
-        }
-    }
-    if (bin_dir && !*bin_dir) bin_dir = NULL;
-    char err[SEED_ERRLEN];
-    if (job_build(&L->job, path, n_over, over, err, sizeof err))
-        return free(L), free(over), fail(err);
-    L->job_path = path;
-    snprintf(L->bin_dir, sizeof L->bin_dir, "%s", bin_dir ? bin_dir : "");
-    L->n_over = n_over;
-    L->over = over;
-    L->quiet = quiet;
-    L->lock_fd = -1;
-    L->sfd = -1;
-    L->started = seed_now();
-
-    /* signals arrive on a signalfd, polled with the sockets; blocked before the ZeroMQ
-     * threads start so that they inherit the mask */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    L->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    L->ctx = zmq_ctx_new();
-    int code;
-    if (L->sfd < 0 || !L->ctx) {
-        code = fail("cannot set up signals or ZeroMQ");
-    } else if (launcher_setup(L, bin_dir, err, sizeof err)) {
-        code = fail(err);
-    } else {
-        kid(L, R_LEARNER, 0)->role = R_LEARNER;
-        snprintf(kid(L, R_LEARNER, 0)->id, sizeof L->kids[0].id, "learner");
-        kid(L, R_LEARNER, 0)->wanted = 1;
-        scale_role(L, R_ACTOR, L->job.roles.actors, err, sizeof err);
-        scale_role(L, R_ANALYZER, L->job.roles.analyzers, err, sizeof err);
-        launcher_banner(L);
-        code = launcher_loop(L);
-        say(L, "%s: %s; %d restart%s; logs in %s", code == 0 ? "done" : "failed", L->stop_reason,
-            L->total_restarts, L->total_restarts == 1 ? "" : "s", L->logs);
-        unlink(L->json_path);
-    }
-    wire_close(L->ctl);
-    wire_close(L->status_sock);
-    if (L->ctx) zmq_ctx_term(L->ctx);
-    zap_free(L->zap);    /* its thread ended with the context */
-    if (L->ctl_dir[0]) { /* the socket file, then its private directory */
-        if (!strncmp(L->ctl_ep, "ipc://", 6)) unlink(L->ctl_ep + 6);
-        rmdir(L->ctl_dir);
-    }
-    if (L->sfd >= 0) close(L->sfd);
-    if (L->lock_fd >= 0) close(L->lock_fd);
-    free(over);
-    free(L);
-    return code;
 }
 
 /* ====================================================================================
@@ -1787,20 +251,21 @@ static int cmd_keygen(int argc, char **argv) {
         if (!strcmp(argv[i], "--force"))
             force = 1;
         else if (argv[i][0] == '-')
-            return usage_error("keygen: unknown option '%s'", argv[i]);
+            return seedctl_usage_error("keygen: unknown option '%s'", argv[i]);
         else if (!name)
             name = argv[i];
         else
-            return usage_error("keygen: one NAME only, got '%s' too", argv[i]);
+            return seedctl_usage_error("keygen: one NAME only, got '%s' too", argv[i]);
     }
-    if (!name || !*name) return usage_error("keygen: expected NAME (writes NAME.key and NAME.pub)");
+    if (!name || !*name)
+        return seedctl_usage_error("keygen: expected NAME (writes NAME.key and NAME.pub)");
     char pub[41], sec[41], err[SEED_ERRLEN], kpath[PATH_MAX], ppath[PATH_MAX];
     snprintf(kpath, sizeof kpath, "%s.key", name);
     snprintf(ppath, sizeof ppath, "%s.pub", name);
-    if (wire_curve_keypair(pub, sec, err, sizeof err)) return fail(err);
+    if (wire_curve_keypair(pub, sec, err, sizeof err)) return seedctl_fail(err);
     if (write_key_file(kpath, sec, force, err, sizeof err) ||
         write_key_file(ppath, pub, force, err, sizeof err))
-        return fail(err);
+        return seedctl_fail(err);
     printf("CURVE key pair: %s (secret, 0600) and %s (public)\n", kpath, ppath);
     printf("public key: %s\n", pub);
     printf("learner:  endpoints.curve_public: \"%s\" and endpoints.curve_secret: the line of %s\n",
@@ -1822,15 +287,15 @@ int main(int argc, char **argv) {
             fputs(USAGE, stdout);
             return 0;
         }
-    if (!strcmp(cmd, "launch")) return cmd_launch(argc - 2, argv + 2);
-    if (!strcmp(cmd, "status")) return cmd_status(argc - 2, argv + 2);
-    if (!strcmp(cmd, "scale")) return cmd_scale(argc - 2, argv + 2);
-    if (!strcmp(cmd, "stop")) return cmd_stop(argc - 2, argv + 2);
-    if (!strcmp(cmd, "ps")) return cmd_ps(argc - 2, argv + 2);
+    if (!strcmp(cmd, "launch")) return seedctl_launch(argc - 2, argv + 2);
+    if (!strcmp(cmd, "status")) return seedctl_status(argc - 2, argv + 2);
+    if (!strcmp(cmd, "scale")) return seedctl_scale(argc - 2, argv + 2);
+    if (!strcmp(cmd, "stop")) return seedctl_stop(argc - 2, argv + 2);
+    if (!strcmp(cmd, "ps")) return seedctl_ps(argc - 2, argv + 2);
     if (!strcmp(cmd, "config")) return cmd_config(argc - 2, argv + 2);
     if (!strcmp(cmd, "plot")) return seedctl_plot(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval")) return seedctl_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "keygen")) return cmd_keygen(argc - 2, argv + 2);
-    return usage_error(
+    return seedctl_usage_error(
         "unknown command '%s' (launch, status, scale, stop, ps, config, plot, keygen)", cmd);
 }
