@@ -223,10 +223,10 @@ static int send_group(actor *A, int g) {
     }
     eg.episodes = eps;
     eg.n_episodes = (size_t)A->G;
-    Seed__Envelope env;
-    wire_envelope_init(&env, A->me.id);
-    env.body_case = SEED__ENVELOPE__BODY_EPISODE_GROUP;
-    env.episode_group = &eg;
+    Seed__Envelope envl;
+    wire_envelope_init(&envl, A->me.id);
+    envl.body_case = SEED__ENVELOPE__BODY_EPISODE_GROUP;
+    envl.episode_group = &eg;
     int rc;
     char err[SEED_ERRLEN];
     /* Blocks only while the learner's queue is full (back-pressure); keeps heartbeats.
@@ -234,7 +234,7 @@ static int send_group(actor *A, int g) {
      * a newer version is swapped in while waiting, so the next group starts on it. */
     int others = 0;
     for (int k = 0; k < A->n_groups; k++) others += k != g && rollout_group_at(A->ro, k)->active;
-    while ((rc = wire_send(A->push, &env, ZMQ_DONTWAIT, err, sizeof err)) == WIRE_AGAIN &&
+    while ((rc = wire_send(A->push, &envl, ZMQ_DONTWAIT, err, sizeof err)) == WIRE_AGAIN &&
            !daemon_stopping()) {
         heartbeat(A);
         if (!others) take_weights(A, 0); /* a failure shows in the main loop */

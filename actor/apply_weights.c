@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actor/telemetry.h"
+#include "common/daemon.h"
 #include "common/job.h"
 #include "common/util.h"
 
@@ -62,7 +63,7 @@ int actor_weights_connect(weights_rx **out, const struct job_config *job, const 
     wc.endpoint = ep;
     wc.id = id;
     wire_sockopts o; /* the job's CURVE client keys: the learner serves weights over CURVE */
-    if (telemetry_sockopts(job, &o, err, errlen)) return -1;
+    if (daemon_sockopts(job, DAEMON_CLIENT, &o, err, errlen)) return -1;
     wc.sockopts = &o; /* the receiver sets its own max message size */
     int nt;
     weights_tensor *table = actor_weights_table(m, &nt);

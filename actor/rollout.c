@@ -429,7 +429,7 @@ void rollout_plan(const job_config *job, const model_config *cfg, int slots, mod
 
 /* ---- evaluation ---- */
 
-static void eval_count(rollout_eval_result *res, const char *env, const rollout_ep *ep) {
+static void eval_count(rollout_eval_result *res, const char *env_name, const rollout_ep *ep) {
     res->episodes++;
     if (ep->error[0]) {
         res->errors++;
@@ -439,13 +439,13 @@ static void eval_count(rollout_eval_result *res, const char *env, const rollout_
     res->ret += ep->ret;
     rollout_eval_family *f = NULL;
     for (int i = 0; i < res->n_families && !f; i++)
-        if (!strcmp(res->families[i].env, env) && !strcmp(res->families[i].family, ep->family))
+        if (!strcmp(res->families[i].env, env_name) && !strcmp(res->families[i].family, ep->family))
             f = &res->families[i];
     if (!f && res->n_families < (int)(sizeof res->families / sizeof res->families[0])) {
         f = &res->families[res->n_families++];
         memset(f, 0, sizeof *f);
-        snprintf(f->env, sizeof f->env, "%s", env);
-        snprintf(f->family, sizeof f->family, "%s", ep->family[0] ? ep->family : env);
+        snprintf(f->env, sizeof f->env, "%s", env_name);
+        snprintf(f->family, sizeof f->family, "%s", ep->family[0] ? ep->family : env_name);
     }
     if (!f) return; /* more families than the table holds: counted in the totals only */
     f->episodes++;
@@ -476,7 +476,7 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
                       .expert = cfg->expert};
     rollout *r;
     if (rollout_create(&r, &rc, err, errlen)) return -1;
-    const char *env = cfg->job->envs[cfg->env_idx].name;
+    const char *env_name = cfg->job->envs[cfg->env_idx].name;
     int next = 0, rc2 = 0;
     /* every slot of the model starts from a clear cache: a new engine, a new version */
     rollout_set_version(r, 1);
@@ -496,7 +496,7 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
         rc2 = 0;
         for (int g = 0; g < cfg->batch; g++) {
             if (!rollout_group_done(r, g)) continue;
-            eval_count(res, env, rollout_episode(r, g, 0));
+            eval_count(res, env_name, rollout_episode(r, g, 0));
             rollout_group_release(r, g);
         }
     }
@@ -504,12 +504,12 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
     return rc2 ? -1 : 0;
 }
 
-cJSON *rollout_eval_cjson(const rollout_eval_result *r, const char *env, const char *split,
+cJSON *rollout_eval_cjson(const rollout_eval_result *r, const char *env_name, const char *split,
                           uint64_t seed, double temperature) {
     cJSON *j = cJSON_CreateObject();
     if (!j) return NULL;
     int played = r->episodes - r->errors;
-    cJSON_AddStringToObject(j, "env", env);
+    cJSON_AddStringToObject(j, "env", env_name);
     cJSON_AddStringToObject(j, "split", split);
     cJSON_AddNumberToObject(j, "episodes", r->episodes);
     cJSON_AddNumberToObject(j, "seed", (double)seed);

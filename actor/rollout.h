@@ -154,8 +154,8 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
  * over the episodes that ran to their end), errors, families[{env, family, episodes,
  * success, return}]. Episodes that ended in an error count as failures. */
 struct cJSON;
-struct cJSON *rollout_eval_cjson(const rollout_eval_result *r, const char *env, const char *split,
-                                 uint64_t seed, double temperature);
+struct cJSON *rollout_eval_cjson(const rollout_eval_result *r, const char *env_name,
+                                 const char *split, uint64_t seed, double temperature);
 
 /* The model limits an engine with `slots` KV slots needs for the job's sampling keys and
  * the model's context (max_train_tokens 0, max_infer_tokens 0), and the longest prompt it

@@ -7,21 +7,8 @@
 #include <time.h>
 #include <zmq.h>
 
+#include "common/daemon.h"
 #include "common/util.h"
-
-int telemetry_sockopts(const job_config *job, wire_sockopts *o, char *err, size_t errlen) {
-    wire_sockopts_init(o);
-    o->max_msg_bytes = job->wire.max_msg_bytes;
-    o->linger_ms = job->wire.linger_ms;
-    o->sndhwm = o->rcvhwm = job->wire.hwm;
-    o->heartbeat_ivl_ms = job->wire.heartbeat_ms;
-    o->heartbeat_timeout_ms = job->wire.heartbeat_timeout_ms;
-    if (job->endpoints.curve_server_key[0])
-        return wire_sockopts_curve_client(o, job->endpoints.curve_public,
-                                          job->endpoints.curve_secret,
-                                          job->endpoints.curve_server_key, err, errlen);
-    return 0;
-}
 
 static void send_one(telemetry *t) {
     Seed__Heartbeat hb = SEED__HEARTBEAT__INIT;
@@ -77,7 +64,7 @@ int telemetry_start(telemetry *t, void *ctx, const job_config *job, const wire_i
     t->me = *me;
     t->interval_ms = 1000;
     wire_sockopts o;
-    if (telemetry_sockopts(job, &o, err, errlen)) return -1;
+    if (daemon_sockopts(job, DAEMON_CLIENT, &o, err, errlen)) return -1;
     char ep[JOB_ENDPOINT_LEN];
     if (job_endpoint(job, "telemetry", 0, ep, sizeof ep, err, errlen)) return -1;
     t->sock = wire_socket(ctx, ZMQ_PUSH, &o, err, errlen);
@@ -124,7 +111,7 @@ void telemetry_stop(telemetry *t) {
 void *telemetry_connect(void *ctx, const job_config *job, int type, const char *name, int hwm,
                         char *err, size_t errlen) {
     wire_sockopts o;
-    if (telemetry_sockopts(job, &o, err, errlen)) return NULL;
+    if (daemon_sockopts(job, DAEMON_CLIENT, &o, err, errlen)) return NULL;
     if (hwm > 0) {
         /* a back-pressure socket: see learner_main.c's bind_socket */
         o.rcvhwm = o.sndhwm = hwm;

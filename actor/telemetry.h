@@ -40,10 +40,6 @@ void telemetry_update(telemetry *t, const telemetry_counters *c);
 /* Send a last heartbeat, stop the thread, close the socket. */
 void telemetry_stop(telemetry *t);
 
-/* The wire socket options a job asks for (max message size, linger, HWM, ZMTP
- * heartbeats, CURVE client keys). */
-int telemetry_sockopts(const job_config *job, wire_sockopts *o, char *err, size_t errlen);
-
 /* A socket of `type` connected to the job's endpoint `name` ("groups_in", ...) with the
  * job's options; hwm > 0 makes it a back-pressure socket: both high-water marks hwm,
  * small kernel buffers, no ZMTP heartbeat timeout (a deliberately stalled stream must

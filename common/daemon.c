@@ -23,16 +23,25 @@ void daemon_request_stop(void) {
     g_stop = 1;
 }
 
-int daemon_server_sockopts(const job_config *job, wire_sockopts *o, char *err, size_t errlen) {
+int daemon_sockopts(const job_config *job, daemon_side side, wire_sockopts *o, char *err,
+                    size_t errlen) {
     wire_sockopts_init(o);
     o->max_msg_bytes = job->wire.max_msg_bytes;
     o->linger_ms = job->wire.linger_ms;
     o->sndhwm = o->rcvhwm = job->wire.hwm;
     o->heartbeat_ivl_ms = job->wire.heartbeat_ms;
     o->heartbeat_timeout_ms = job->wire.heartbeat_timeout_ms;
-    if (!job->endpoints.curve_secret[0]) return 0;
-    return wire_sockopts_curve_server(o, job->endpoints.curve_public, job->endpoints.curve_secret,
-                                      err, errlen);
+    const char *pub = job->endpoints.curve_public, *sec = job->endpoints.curve_secret;
+    if (side == DAEMON_SERVER)
+        return sec[0] ? wire_sockopts_curve_server(o, pub, sec, err, errlen) : 0;
+    if (!job->endpoints.curve_server_key[0]) return 0;
+    char fresh_pub[41], fresh_sec[41];
+    if (!sec[0]) {
+        if (wire_curve_keypair(fresh_pub, fresh_sec, err, errlen)) return -1;
+        pub = fresh_pub;
+        sec = fresh_sec;
+    }
+    return wire_sockopts_curve_client(o, pub, sec, job->endpoints.curve_server_key, err, errlen);
 }
 
 int daemon_init(daemon_args *a, const char *role, int argc, char **argv, const char *usage_extra,

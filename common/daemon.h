@@ -27,10 +27,16 @@ int daemon_init(daemon_args *a, const char *role, int argc, char **argv, const c
 static inline const char *daemon_backend(const job_config *job) {
     return job->model.backend == JOB_BACKEND_CUDA ? "cuda" : "cpu";
 }
-/* The options every socket the learner binds starts from: the job's linger, HWM, ZMTP
- * heartbeats and max message size, and, when the job has a key pair, CURVE server keys
- * (the weights socket too: a plaintext one would hand the model to anyone). */
-int daemon_server_sockopts(const job_config *job, wire_sockopts *o, char *err, size_t errlen);
+/* The options every socket of a job starts from, the one translation of the job's wire.*
+ * and endpoints.curve_* keys: linger, HWM, ZMTP heartbeats, max message size, and CURVE.
+ * DAEMON_SERVER (the learner's bound sockets, the weights socket too: a plaintext one would
+ * hand the model to anyone): server keys when the job has a key pair. DAEMON_CLIENT
+ * (actors, analyzers, seedctl): when the job names a server key, CURVE with the job's own
+ * key pair, or with a fresh one when the job has none (a learner with an allow-list
+ * refuses that key; one without lets it in, as for seedctl). */
+typedef enum { DAEMON_SERVER, DAEMON_CLIENT } daemon_side;
+int daemon_sockopts(const job_config *job, daemon_side side, wire_sockopts *o, char *err,
+                    size_t errlen);
 /* Non-zero once SIGTERM or SIGINT arrived. */
 int daemon_stopping(void);
 /* Ask the loop to stop from inside (e.g. total_steps reached). */

@@ -264,4 +264,12 @@ int job_key_info(int i, const char **name, char *expected, size_t n, const char 
  * the key is not an enum or the value is out of range. */
 const char *job_enum_name(const char *key, int value, char *buf, size_t n);
 
+/* The staleness rule (algorithm.max_staleness): work made with the policy of
+ * policy_version is too old for training once the learner's version is more than
+ * max_staleness versions ahead of it. */
+static inline int job_version_stale(const job_config *job, uint64_t policy_version,
+                                    uint64_t version) {
+    return policy_version + (uint64_t)job->algorithm.max_staleness < version;
+}
+
 #endif

@@ -146,35 +146,133 @@ int seed_read_file(const char *path, char **out, size_t *len, char *err, size_t 
     return 0;
 }
 
-int seed_write_file_atomic(const char *path, const void *data, size_t len, char *err,
-                           size_t errlen) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return seed_errf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR) continue;
+int seed_mkdir_p(const char *path, char *err, size_t errlen) {
+    char p[4096];
+    size_t n = strlen(path);
+    if (n == 0) return seed_errf(err, errlen, "cannot create a directory with an empty path");
+    if (n >= sizeof p)
+        return seed_errf(err, errlen,
+                         "cannot create directory %.64s...: path of %zu bytes is "
+                         "longer than %zu",
+                         path, n, sizeof p - 1);
+    memcpy(p, path, n + 1);
+    /* every prefix that ends before a '/', then the whole path */
+    for (char *s = p + 1;; s++) {
+        if (*s && *s != '/') continue;
+        char c = *s;
+        *s = 0;
+        struct stat sb;
+        if (mkdir(p, 0755) != 0) {
             int e = errno;
-            close(fd);
-            unlink(tmp);
-            return seed_errf(err, errlen, "write to %s failed: %s", tmp, strerror(e));
+            if (e != EEXIST)
+                return seed_errf(err, errlen, "cannot create directory %s: %s", p, strerror(e));
+            if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode))
+                return seed_errf(err, errlen,
+                                 "cannot create directory %s: a file of that name "
+                                 "is in the way",
+                                 p);
         }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        unlink(tmp);
-        return seed_errf(err, errlen, "cannot flush %s: %s", tmp, strerror(errno));
-    }
-    if (rename(tmp, path) != 0) {
-        unlink(tmp);
-        return seed_errf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        if (!c) break;
+        *s = c;
     }
     return 0;
+}
+
+int seed_fsync_dir(const char *dir, char *err, size_t errlen) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return seed_errf(err, errlen, "cannot open directory %s: %s", dir, strerror(errno));
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    return rc ? seed_errf(err, errlen, "cannot sync directory %s: %s", dir, strerror(e)) : 0;
+}
+
+void seed_atomic_abort(seed_atomic_file *f) {
+    if (f->fd >= 0) {
+        close(f->fd);
+        unlink(f->tmp);
+    }
+    f->fd = -1;
+    free(f->path);
+    free(f->tmp);
+    f->path = f->tmp = NULL;
+}
+
+int seed_atomic_open(seed_atomic_file *f, const char *path, char *err, size_t errlen) {
+    f->fd = -1;
+    f->path = strdup(path);
+    size_t n = strlen(path) + 32;
+    f->tmp = malloc(n);
+    if (!f->path || !f->tmp) {
+        seed_atomic_abort(f);
+        return seed_errf(err, errlen, "%s: out of memory", path);
+    }
+    snprintf(f->tmp, n, "%s.tmp.%d", path, (int)getpid());
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0) {
+        int rc = seed_errf(err, errlen, "cannot create %s: %s", f->tmp, strerror(errno));
+        seed_atomic_abort(f);
+        return rc;
+    }
+    return 0;
+}
+
+int seed_atomic_write(seed_atomic_file *f, const void *data, size_t len, char *err, size_t errlen) {
+    if (f->fd < 0) return seed_errf(err, errlen, "write to a file that is not open");
+    const char *p = data;
+    while (len) {
+        ssize_t w = write(f->fd, p, SEED_MIN(len, (size_t)1 << 30)); /* Linux caps one write */
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int rc = seed_errf(err, errlen, "write to %s failed: %s", f->tmp,
+                               strerror(w < 0 ? errno : EIO));
+            seed_atomic_abort(f);
+            return rc;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int seed_atomic_commit(seed_atomic_file *f, char *err, size_t errlen) {
+    if (f->fd < 0) return seed_errf(err, errlen, "commit of a file that is not open");
+    int rc = 0;
+    if (fsync(f->fd) != 0) {
+        rc = seed_errf(err, errlen, "cannot flush %s: %s", f->tmp, strerror(errno));
+    } else {
+        int fd = f->fd;
+        f->fd = -1; /* closed below whatever happens: abort must not close it again */
+        if (close(fd) != 0)
+            rc = seed_errf(err, errlen, "cannot flush %s: %s", f->tmp, strerror(errno));
+        else if (rename(f->tmp, f->path) != 0)
+            rc = seed_errf(err, errlen, "cannot rename %s to %s: %s", f->tmp, f->path,
+                           strerror(errno));
+        if (rc) unlink(f->tmp);
+    }
+    if (!rc) {
+        /* the rename is durable once the directory is */
+        char *slash = strrchr(f->path, '/');
+        if (!slash)
+            rc = seed_fsync_dir(".", err, errlen);
+        else if (slash == f->path)
+            rc = seed_fsync_dir("/", err, errlen);
+        else {
+            *slash = 0;
+            rc = seed_fsync_dir(f->path, err, errlen);
+            *slash = '/';
+        }
+    }
+    seed_atomic_abort(f); /* frees; the fd is already closed */
+    return rc;
+}
+
+int seed_write_file_atomic(const char *path, const void *data, size_t len, char *err,
+                           size_t errlen) {
+    seed_atomic_file f;
+    if (seed_atomic_open(&f, path, err, errlen) || seed_atomic_write(&f, data, len, err, errlen))
+        return -1;
+    return seed_atomic_commit(&f, err, errlen);
 }
 
 /* CRC-32C (Castagnoli), table-driven; used for weight-bucket checksums. */

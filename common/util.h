@@ -39,7 +39,29 @@ void seed_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 /* Read a whole file into a NUL-terminated malloc'd buffer. */
 int seed_read_file(const char *path, char **out, size_t *len, char *err, size_t errlen);
-/* Write bytes to path atomically (temp file + fsync + rename). */
+
+/* Create a directory and its missing parents (mode 0755), as `mkdir -p`. An existing
+ * directory is fine; an existing non-directory on the path is an error naming it. */
+int seed_mkdir_p(const char *path, char *err, size_t errlen);
+/* fsync a directory: a file created or renamed in it is durable only after this. */
+int seed_fsync_dir(const char *dir, char *err, size_t errlen);
+
+/* Atomic, durable file replacement, streamed: seed_atomic_open creates PATH.tmp.PID,
+ * seed_atomic_write appends to it, seed_atomic_commit fsyncs it, renames it over PATH and
+ * fsyncs PATH's directory, so after a crash PATH holds the old bytes or all the new ones,
+ * never a mix, and a commit that returned 0 survives power loss. seed_atomic_abort (also
+ * what every failing call does) removes the temp file; after a failure only abort is
+ * allowed, and it is a no-op then. */
+typedef struct seed_atomic_file {
+    int fd;     /* -1 once committed or aborted */
+    char *path; /* malloc'd */
+    char *tmp;  /* malloc'd */
+} seed_atomic_file;
+int seed_atomic_open(seed_atomic_file *f, const char *path, char *err, size_t errlen);
+int seed_atomic_write(seed_atomic_file *f, const void *data, size_t len, char *err, size_t errlen);
+int seed_atomic_commit(seed_atomic_file *f, char *err, size_t errlen);
+void seed_atomic_abort(seed_atomic_file *f);
+/* The whole of data to path through the above. */
 int seed_write_file_atomic(const char *path, const void *data, size_t len, char *err,
                            size_t errlen);
 

@@ -101,19 +101,20 @@ static int parse_args(int argc, char **argv, eval_args *a) {
 }
 
 /* The job's entry for env (appended with defaults when the job has none). */
-static int env_entry(job_config *job, const char *env, char *err, size_t errlen) {
+static int env_entry(job_config *job, const char *env_name, char *err, size_t errlen) {
     for (int i = 0; i < job->n_envs; i++)
-        if (!strcmp(job->envs[i].name, env)) return i;
-    if (!env_lookup(env))
-        return seed_errf(err, errlen, "--env: no env named '%s' (built in: %s)", env, env_names());
+        if (!strcmp(job->envs[i].name, env_name)) return i;
+    if (!env_lookup(env_name))
+        return seed_errf(err, errlen, "--env: no env named '%s' (built in: %s)", env_name,
+                         env_names());
     char key[64];
     snprintf(key, sizeof key, "envs.%d.name", job->n_envs);
-    if (job_set(job, key, env, err, errlen)) return -1;
+    if (job_set(job, key, env_name, err, errlen)) return -1;
     return job->n_envs - 1;
 }
 
-static void print_table(const rollout_eval_result *r, const eval_args *a, const char *env) {
-    printf("eval  %s/%s  %d tasks (seed %llu)  %s  %s%s\n", env, a->split, a->episodes,
+static void print_table(const rollout_eval_result *r, const eval_args *a, const char *env_name) {
+    printf("eval  %s/%s  %d tasks (seed %llu)  %s  %s%s\n", env_name, a->split, a->episodes,
            (unsigned long long)a->seed, a->temperature > 0 ? "sampled" : "greedy",
            a->expert ? "expert" : a->model_dir,
            a->skills ? "  with the library's skills in the prompt" : "");
@@ -206,8 +207,8 @@ int seedctl_eval(int argc, char **argv) {
         fprintf(stderr, "seedctl eval: %s\n", err);
         return 2;
     }
-    const char *env = a.env ? a.env : job.envs[0].name;
-    int idx = env_entry(&job, env, err, sizeof err);
+    const char *env_name = a.env ? a.env : job.envs[0].name;
+    int idx = env_entry(&job, env_name, err, sizeof err);
     if (idx < 0) {
         fprintf(stderr, "seedctl eval: %s\n", err);
         return 2;
@@ -251,7 +252,7 @@ int seedctl_eval(int argc, char **argv) {
     rollout_eval_result res;
     if (rollout_eval(&ec, &res, err, sizeof err)) goto fail;
     if (a.json) {
-        cJSON *o = rollout_eval_cjson(&res, env, a.split, a.seed, a.temperature);
+        cJSON *o = rollout_eval_cjson(&res, env_name, a.split, a.seed, a.temperature);
         if (o && a.skills) cJSON_AddStringToObject(o, "skills", job.algorithm.skill_library);
         char *j = o ? cJSON_PrintUnformatted(o) : NULL;
         cJSON_Delete(o);
@@ -262,7 +263,7 @@ int seedctl_eval(int argc, char **argv) {
         printf("%s\n", j);
         free(j);
     } else {
-        print_table(&res, &a, env);
+        print_table(&res, &a, env_name);
     }
     model_free(m);
     tok_free(tk);

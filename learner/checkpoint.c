@@ -23,21 +23,6 @@ static const char *const REQUIRED[] = {"model.safetensors", "config.json", "opti
 /* Whole numbers in trainer_state.json stay below 2^53, where a JSON number is exact. */
 #define MAX_EXACT 9007199254740992.0
 
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return seed_errf(err, errlen, "cannot create directory %s: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        return seed_errf(err, errlen, "cannot create directory %s: %s", tmp, strerror(errno));
-    return 0;
-}
-
 static void rm_rf(const char *path) {
     DIR *d = opendir(path);
     if (d) {
@@ -64,16 +49,6 @@ static int copy_file(const char *src, const char *dst, char *err, size_t errlen)
     int rc = seed_write_file_atomic(dst, buf, len, err, errlen);
     free(buf);
     return rc;
-}
-
-/* A rename or a new file is durable only once its directory is synced. */
-static int fsync_dir(const char *dir, char *err, size_t errlen) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return seed_errf(err, errlen, "cannot open directory %s: %s", dir, strerror(errno));
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    return rc ? seed_errf(err, errlen, "cannot sync directory %s: %s", dir, strerror(e)) : 0;
 }
 
 static int fsync_file(const char *path, char *err, size_t errlen) {
@@ -758,29 +733,15 @@ static void prune(const char *dir, int keep, const char *current) {
 
 /* `latest` = name, atomically and durably. */
 static int write_latest(const char *dir, const char *name, char *err, size_t errlen) {
-    char tmp[4096], p[4096];
-    snprintf(tmp, sizeof tmp, "%s/latest.tmp", dir);
+    char p[4096];
     snprintf(p, sizeof p, "%s/latest", dir);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return seed_errf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    size_t len = strlen(name);
-    int ok = write(fd, name, len) == (ssize_t)len && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    int e = errno;
-    if (close(fd) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        return seed_errf(err, errlen, "cannot write %s: %s", tmp, strerror(e));
-    }
+    seed_atomic_file f;
+    if (seed_atomic_open(&f, p, err, errlen) ||
+        seed_atomic_write(&f, name, strlen(name), err, errlen) ||
+        seed_atomic_write(&f, "\n", 1, err, errlen))
+        return -1;
     crash_point("latest");
-    if (rename(tmp, p) != 0) {
-        e = errno;
-        unlink(tmp);
-        return seed_errf(err, errlen, "cannot rename %s to %s: %s", tmp, p, strerror(e));
-    }
-    return fsync_dir(dir, err, errlen);
+    return seed_atomic_commit(&f, err, errlen);
 }
 
 /* Puts the complete temp dir in place as final. An older final is exchanged atomically,
@@ -806,14 +767,14 @@ int learner_ckpt_save(const char *ckpt_dir, model *policy, int bf16, const char 
                       const learner_ckpt_state *st, const void *const *pending,
                       const size_t *pending_len, int n_pending, int keep, char *out_path,
                       size_t out_len, char *err, size_t errlen) {
-    if (mkdir_p(ckpt_dir, err, errlen)) return -1;
+    if (seed_mkdir_p(ckpt_dir, err, errlen)) return -1;
     remove_leftovers(ckpt_dir);
     char name[64], tmp[2048], final[2048], p[4096];
     state_name(st, name, sizeof name);
     snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%d", ckpt_dir, name, (int)getpid());
     snprintf(final, sizeof final, "%s/%s", ckpt_dir, name);
     rm_rf(tmp);
-    if (mkdir_p(tmp, err, errlen)) return -1;
+    if (seed_mkdir_p(tmp, err, errlen)) return -1;
     int rc = model_save(policy, tmp, bf16 ? MODEL_BF16 : MODEL_F32, err, errlen);
     if (!rc && tokenizer_json) {
         snprintf(p, sizeof p, "%s/tokenizer.json", tmp);
@@ -830,13 +791,13 @@ int learner_ckpt_save(const char *ckpt_dir, model *policy, int bf16, const char 
     if (!rc) crash_point("files");
     /* trainer_state.json last: it holds the other files' checksums (and fsyncs them) */
     if (!rc) rc = write_state(tmp, st, err, errlen);
-    if (!rc) rc = fsync_dir(tmp, err, errlen);
+    if (!rc) rc = seed_fsync_dir(tmp, err, errlen);
     if (!rc) rc = put_in_place(tmp, final, err, errlen);
     if (rc) {
         rm_rf(tmp);
         return -1;
     }
-    if (fsync_dir(ckpt_dir, err, errlen)) return -1;
+    if (seed_fsync_dir(ckpt_dir, err, errlen)) return -1;
     crash_point("rename");
     if (write_latest(ckpt_dir, name, err, errlen)) return -1;
     prune(ckpt_dir, keep, name);
@@ -874,19 +835,19 @@ int learner_ckpt_save_ref(const char *ckpt_dir, model *ref, char *err, size_t er
      * every later start would fail to load */
     snprintf(tmp, sizeof tmp, "%s/.tmp-ref-%d", ckpt_dir, (int)getpid());
     rm_rf(tmp);
-    if (mkdir_p(tmp, err, errlen)) return -1;
+    if (seed_mkdir_p(tmp, err, errlen)) return -1;
     char q[4200];
     int rc = model_save(ref, tmp, MODEL_F32, err, errlen);
     snprintf(q, sizeof q, "%s/config.json", tmp); /* model.safetensors syncs itself */
     if (!rc) rc = fsync_file(q, err, errlen);
-    if (!rc) rc = fsync_dir(tmp, err, errlen);
+    if (!rc) rc = seed_fsync_dir(tmp, err, errlen);
     if (!rc && rename(tmp, p) != 0)
         rc = seed_errf(err, errlen, "cannot rename %s to %s: %s", tmp, p, strerror(errno));
     if (rc) {
         rm_rf(tmp);
         return -1;
     }
-    return fsync_dir(ckpt_dir, err, errlen);
+    return seed_fsync_dir(ckpt_dir, err, errlen);
 }
 
 int learner_ckpt_load_ref(const char *ckpt_dir, model *ref, char *err, size_t errlen) {

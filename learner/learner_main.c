@@ -33,7 +33,7 @@ static void q_pop_front(learner_q *q, int k) {
 static void *bind_socket(learner *l, int type, const char *name, wire_rx *rx, uint64_t accept,
                          int routed, int hwm) {
     wire_sockopts o; /* CURVE server keys when the job has a pair */
-    if (daemon_server_sockopts(l->job, &o, g_err, sizeof g_err)) return NULL;
+    if (daemon_sockopts(l->job, DAEMON_SERVER, &o, g_err, sizeof g_err)) return NULL;
     /* The transport cuts only what is far too large (2x); between the job's bound and
      * that, wire_recv counts the message as oversized, so it shows in the status. */
     o.max_msg_bytes = 2 * (int64_t)l->job->wire.max_msg_bytes;
@@ -392,9 +392,7 @@ static void on_group(learner *l, Seed__Envelope *e) {
     /* the size of a group, for the credit budget (a moving average over ~8 groups) */
     double gt = (double)learner_group_tokens(g);
     l->tokens_per_group = l->tokens_per_group > 0 ? 0.875 * l->tokens_per_group + 0.125 * gt : gt;
-    int stale =
-        l->stage == 2 && g->policy_version + (uint64_t)l->job->algorithm.max_staleness < l->version;
-    if (stale) {
+    if (l->stage == 2 && job_version_stale(l->job, g->policy_version, l->version)) {
         l->stale_hub += g->n_episodes;
         pthread_mutex_unlock(&l->mu);
         wire_free(e);
@@ -497,8 +495,7 @@ static void flush_hub(learner *l) {
         }
         Seed__Envelope *e = l->hub_q.v[0];
         Seed__EpisodeGroup *g = e->episode_group;
-        if (l->stage == 2 &&
-            g->policy_version + (uint64_t)l->job->algorithm.max_staleness < l->version) {
+        if (l->stage == 2 && job_version_stale(l->job, g->policy_version, l->version)) {
             l->stale_hub += g->n_episodes; /* went stale while it waited */
             q_pop_front(&l->hub_q, 1);
             pthread_mutex_unlock(&l->mu);
@@ -1023,7 +1020,7 @@ static int setup(learner *l) {
     wc.sender = "learner";
     wc.peer_timeout_ms = job->wire.peer_timeout_ms;
     wire_sockopts wo;
-    if (daemon_server_sockopts(job, &wo, g_err, sizeof g_err)) return -1;
+    if (daemon_sockopts(job, DAEMON_SERVER, &wo, g_err, sizeof g_err)) return -1;
     wo.max_msg_bytes = 1 << 20; /* fetch requests are small */
     wc.sockopts = &wo;
     wc.ctx_init = l->zap ? zap_attach_hook : NULL;

@@ -298,13 +298,13 @@ static void evaluate(learner *l) {
     cJSON_AddNumberToObject(rec, "eval_seconds", rep.seconds);
     for (int i = 0; i < rep.n_envs; i++) {
         const rollout_eval_result *r = &rep.env[i];
-        const char *env = l->job->envs[i].name;
+        const char *env_name = l->job->envs[i].name;
         char key[200];
-        snprintf(key, sizeof key, "eval/success/%s", env);
+        snprintf(key, sizeof key, "eval/success/%s", env_name);
         cJSON_AddNumberToObject(rec, key, r->episodes ? (double)r->won / r->episodes : 0.0);
         for (int k = 0; k < r->n_families; k++) {
             const rollout_eval_family *f = &r->families[k];
-            snprintf(key, sizeof key, "eval/success/%s/%s", env, f->family);
+            snprintf(key, sizeof key, "eval/success/%s/%s", env_name, f->family);
             cJSON_AddNumberToObject(rec, key, f->episodes ? (double)f->won / f->episodes : 0.0);
         }
     }
@@ -388,18 +388,18 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
             order[k] = i;
         }
         int nb = 0;
-        int64_t tok = 0, removed_tok = 0;
-        for (int j = 0; j < n && tok < job->optim.tokens_per_step; j++) {
+        int64_t tokens = 0, removed_tok = 0;
+        for (int j = 0; j < n && tokens < job->optim.tokens_per_step; j++) {
             int i = order[j];
             Seed__Envelope *e = l->train_q.v[i];
             Seed__EpisodeGroup *g = e->scored_group->group;
             removed_tok += l->train_q.tokens[i];
-            if (g->policy_version + (uint64_t)job->algorithm.max_staleness < l->version) {
+            if (job_version_stale(job, g->policy_version, l->version)) {
                 l->stale_train += g->n_episodes;
                 wire_free(e);
             } else {
                 batch[nb++] = e;
-                tok += l->train_q.tokens[i];
+                tokens += l->train_q.tokens[i];
             }
             l->train_q.v[i] = NULL; /* taken */
         }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/bf16.h"
 #include "common/util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -78,7 +79,7 @@ void st_bf16_to_f32(const void *src, float *dst, size_t n) {
     for (size_t i = 0; i < n; i++) {
         uint16_t h;
         memcpy(&h, s + 2 * i, 2);
-        dst[i] = f32_from_bits((uint32_t)h << 16);
+        dst[i] = seed_bf16_to_f32(h);
     }
 }
 
@@ -106,18 +107,9 @@ void st_f16_to_f32(const void *src, float *dst, size_t n) {
     }
 }
 
-/* fp32 -> bf16 rounding to nearest even, as torch rounds finite values; a NaN stays a
- * NaN of the same sign (quiet bit set, payload truncated). */
-static inline uint16_t f32_to_bf16(float f) {
-    uint32_t u = f32_bits(f);
-    uint16_t rne = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-    uint16_t nan = (uint16_t)((u >> 16) | 0x0040u);
-    return (u & 0x7fffffffu) > 0x7f800000u ? nan : rne;
-}
-
 void st_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
 #pragma omp parallel for schedule(static) if (n >= ST_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dst[i] = f32_to_bf16(src[i]);
+    for (size_t i = 0; i < n; i++) dst[i] = seed_f32_to_bf16(src[i]);
 }
 
 static void copy_f32(const void *src, float *dst, size_t n) {
@@ -768,20 +760,6 @@ static void buf_json_string(st_buf *b, const char *s) {
     buf_put(b, "\"", 1);
 }
 
-static int write_all(int fd, const void *data, size_t len) {
-    const char *p = data;
-    while (len) {
-        ssize_t w = write(fd, p, SEED_MIN(len, (size_t)1 << 30));
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 static int cmp_wname(const void *a, const void *b) {
     const st_write_tensor *x = *(const st_write_tensor *const *)a;
     const st_write_tensor *y = *(const st_write_tensor *const *)b;
@@ -791,8 +769,8 @@ static int cmp_wname(const void *a, const void *b) {
 int st_write(const char *path, const st_write_tensor *t, int n, const char *metadata_json,
              char *err, size_t errlen) {
     if (n < 0) return seed_errf(err, errlen, "%s: negative tensor count %d", path, n);
-    int rc = 0, fd = -1;
-    char *tmp = NULL;
+    int rc = 0;
+    seed_atomic_file out = {.fd = -1};
     uint16_t *cbuf = NULL;
     st_buf hb = {0};
     int *order = malloc((size_t)SEED_MAX(n, 1) * sizeof *order);
@@ -905,80 +883,44 @@ int st_write(const char *path, const st_write_tensor *t, int n, const char *meta
         goto done;
     }
 
-    size_t plen = strlen(path);
-    tmp = malloc(plen + 32);
-    if (!tmp) {
-        rc = seed_errf(err, errlen, "%s: out of memory", path);
-        goto done;
-    }
-    snprintf(tmp, plen + 32, "%s.tmp.%d", path, (int)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        rc = seed_errf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    if (seed_atomic_open(&out, path, err, errlen)) {
+        rc = -1;
         goto done;
     }
     uint64_t hlen = hb.len;
     unsigned char lenb[8];
     memcpy(lenb, &hlen, 8);
-    if (write_all(fd, lenb, 8) || write_all(fd, hb.p, hb.len)) goto io_error;
+    if (seed_atomic_write(&out, lenb, 8, err, errlen) ||
+        seed_atomic_write(&out, hb.p, hb.len, err, errlen)) {
+        rc = -1;
+        goto done;
+    }
     const size_t chunk = 1u << 20; /* elements per bf16 conversion chunk (2 MiB) */
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < n && !rc; j++) {
         const st_write_tensor *w = &t[order[j]];
         size_t numel = (size_t)(nbytes[order[j]] / st_dtype_size(w->dtype));
         if (w->dtype == ST_F32) {
-            if (numel && write_all(fd, w->data, numel * 4)) goto io_error;
+            if (numel && seed_atomic_write(&out, w->data, numel * 4, err, errlen)) rc = -1;
             continue;
         }
         if (!cbuf && numel && !(cbuf = malloc(chunk * sizeof *cbuf))) {
             rc = seed_errf(err, errlen, "%s: out of memory", path);
-            goto done;
+            break;
         }
-        for (size_t b = 0; b < numel; b += chunk) {
+        for (size_t b = 0; b < numel && !rc; b += chunk) {
             size_t len = SEED_MIN(chunk, numel - b);
             /* Serial on purpose: the write dominates, and a parallel region per chunk
              * costs more than it saves on a loaded machine. */
-            for (size_t i = 0; i < len; i++) cbuf[i] = f32_to_bf16(w->data[b + i]);
-            if (write_all(fd, cbuf, len * 2)) goto io_error;
+            for (size_t i = 0; i < len; i++) cbuf[i] = seed_f32_to_bf16(w->data[b + i]);
+            if (seed_atomic_write(&out, cbuf, len * 2, err, errlen)) rc = -1;
         }
     }
-    if (fsync(fd) != 0) goto io_error;
-    if (close(fd) != 0) {
-        fd = -1;
-        goto io_error;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        rc = seed_errf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    /* Make the rename itself durable. */
-    char *dir = strdup(path);
-    if (dir) {
-        char *slash = strrchr(dir, '/');
-        const char *d = slash ? (slash == dir ? "/" : (*slash = 0, dir)) : ".";
-        int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
-        free(dir);
-    }
-    goto done;
-io_error:
-    rc = seed_errf(err, errlen, "writing %s failed: %s", tmp, strerror(errno ? errno : EIO));
-    if (fd >= 0) close(fd);
-    fd = -1;
-    unlink(tmp);
+    if (!rc) rc = seed_atomic_commit(&out, err, errlen);
 done:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
+    seed_atomic_abort(&out); /* a no-op after a commit */
     cJSON_Delete(meta);
     free(hb.p);
     free(cbuf);
-    free(tmp);
     free(order);
     free(nbytes);
     free(byname);

@@ -146,10 +146,11 @@ int model_sample(const float *logits, int vocab, const model_sampler *s, seed_rn
             for (float t = 1e-2f; t > thr; t *= 1e-2f) {
                 double mass = 0.0;
                 for (int j0 = 0; j0 < V; j0 += 256) {
-                    const int n = SEED_MIN(256, V - j0);
+                    const int chunk = SEED_MIN(256, V - j0);
                     float ms = 0.0f;
 #pragma omp simd reduction(+ : ms)
-                    for (int k = 0; k < n; k++) ms += scratch[j0 + k] >= t ? scratch[j0 + k] : 0.0f;
+                    for (int k = 0; k < chunk; k++)
+                        ms += scratch[j0 + k] >= t ? scratch[j0 + k] : 0.0f;
                     mass += ms;
                 }
                 if (mass >= need) {

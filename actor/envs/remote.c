@@ -112,13 +112,13 @@ static void remote_destroy(env *e) {
         req.session = r->session;
         req.seq = ++r->seq;
         req.env = r->env_name;
-        Seed__Envelope env;
-        wire_envelope_init(&env, r->sender);
-        env.body_case = SEED__ENVELOPE__BODY_ENV_REQUEST;
-        env.env_request = &req;
+        Seed__Envelope envl;
+        wire_envelope_init(&envl, r->sender);
+        envl.body_case = SEED__ENVELOPE__BODY_ENV_REQUEST;
+        envl.env_request = &req;
         int linger = 100;
         zmq_setsockopt(r->sock, ZMQ_LINGER, &linger, sizeof linger);
-        wire_send(r->sock, &env, ZMQ_DONTWAIT, NULL, 0);
+        wire_send(r->sock, &envl, ZMQ_DONTWAIT, NULL, 0);
         wire_close(r->sock);
     }
     if (r->ctx) zmq_ctx_term(r->ctx);
@@ -182,13 +182,13 @@ static int remote_call(remote_env *r, Seed__EnvRequest *req, char *err, size_t e
     req->session = r->session;
     req->seq = ++r->seq;
     req->env = r->env_name;
-    Seed__Envelope env;
-    wire_envelope_init(&env, r->sender);
-    env.body_case = SEED__ENVELOPE__BODY_ENV_REQUEST;
-    env.env_request = req;
+    Seed__Envelope envl;
+    wire_envelope_init(&envl, r->sender);
+    envl.body_case = SEED__ENVELOPE__BODY_ENV_REQUEST;
+    envl.env_request = req;
     r->st.requests++;
     double deadline = seed_now() + r->timeout_ms / 1000.0;
-    int rc = wire_send(r->sock, &env, ZMQ_DONTWAIT, err, errlen);
+    int rc = wire_send(r->sock, &envl, ZMQ_DONTWAIT, err, errlen);
     if (rc == WIRE_AGAIN) goto timeout; /* send queue full: the server has been gone a while */
     if (rc < 0) return -1;
     for (;;) {

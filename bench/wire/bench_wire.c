@@ -62,13 +62,13 @@ static int run_py(char *const argv[], const char *prefix, double *vals, int n) {
 static void bench_codec(const char *py, const char *pyb) {
     wfx_group g;
     wfx_group_make(&g, 8, 10, 400, 60, 1);
-    Seed__Envelope env;
-    wire_envelope_init(&env, "actor-bench");
-    env.body_case = SEED__ENVELOPE__BODY_EPISODE_GROUP;
-    env.episode_group = &g.g;
+    Seed__Envelope envl;
+    wire_envelope_init(&envl, "actor-bench");
+    envl.body_case = SEED__ENVELOPE__BODY_EPISODE_GROUP;
+    envl.episode_group = &g.g;
     wire_buf b = {0};
     char err[SEED_ERRLEN];
-    if (wire_pack(&env, NULL, &b, err, sizeof err)) die("pack", err);
+    if (wire_pack(&envl, NULL, &b, err, sizeof err)) die("pack", err);
     /* Best of 4 interleaved 0.25 s rounds each: scheduling noise only slows rounds down. */
     wire_rx rx;
     wire_rx_init(&rx, "bench", WIRE_ACCEPT_ANY, 0, 0);
@@ -80,7 +80,7 @@ static void bench_codec(const char *py, const char *pyb) {
             while (seed_now() - t0 < 0.25) {
                 for (int i = 0; i < 10; i++) {
                     if (what == 0) {
-                        wire_pack(&env, NULL, &b, err, sizeof err);
+                        wire_pack(&envl, NULL, &b, err, sizeof err);
                     } else if (what == 1) {
                         Seed__Envelope *out = NULL;
                         if (wire_decode(&rx, b.data, b.len, NULL, &out) != 1)

@@ -13,16 +13,7 @@
 #include "common/util.h"
 #include "learner/prometheus.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 typedef struct body {
     char *p;
@@ -200,8 +191,8 @@ int main(void) {
     CHECK(code == -1, "stopped: nothing answers, got %ld", code);
     free(b.p);
     curl_global_cleanup();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
+    if (check_failures) {
+        fprintf(stderr, "%d check(s) failed\n", check_failures);
         return 1;
     }
     printf("prom_server_test: all checks passed\n");

@@ -11,17 +11,7 @@
 #include "actor/envs/sokoban.h"
 #include "common/util.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 /* ---------------- config ---------------- */
 
@@ -474,9 +464,9 @@ int main(int argc, char **argv) {
     if (all || !strcmp(t, "expert")) test_experts();
     if (all || !strcmp(t, "hindsight")) test_hindsight();
     if (all || !strcmp(t, "distinct")) test_distinct();
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
+    if (check_failures)
+        fprintf(stderr, "%d check(s) failed\n", check_failures);
     else
         printf("ok\n");
-    return failures ? 1 : 0;
+    return check_failures ? 1 : 0;
 }

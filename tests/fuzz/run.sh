@@ -22,7 +22,7 @@ seed=${FUZZ_SEED:-1}
 work=${FUZZ_WORK:-$build/fuzz-work}
 
 command -v clang >/dev/null || { echo "run.sh: clang is not installed (deploy/install.sh)" >&2; exit 1; }
-CC=clang cmake -S . -B "$build" -DSEED_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize >/dev/null
+CC=clang cmake -S . -B "$build" -DSEED_FUZZ=ON -DSEED_WERROR=ON -DCMAKE_BUILD_TYPE=Sanitize >/dev/null
 bins=()
 for t in $targets; do bins+=("${t}_fuzz"); done
 cmake --build "$build" -j"$(nproc)" --target "${bins[@]}"

@@ -1,5 +1,5 @@
 /* weights_fuzz.c — libFuzzer target: what a weights receiver does with a message from the
- * publisher's socket (proto/weights.c, wrx_on_message): the in-place bucket parser
+ * publisher's socket (proto/weights_rx.c, wrx_on_message): the in-place bucket parser
  * (weights_bucket_parse) first, protobuf-c otherwise (wire_decode), and for an announce
  * the receiver's check and table conversion (weights_announce_parse).
  * Invariants: a bucket the in-place parser takes points inside the message and agrees

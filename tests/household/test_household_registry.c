@@ -8,15 +8,8 @@
 #include "actor/envs/env.h"
 #include "common/util.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK_EXIT_ON_FAIL
+#include "tests/check.h"
 
 int main(void) {
     char err[SEED_ERRLEN];

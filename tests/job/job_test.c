@@ -15,29 +15,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int g_fail; /* test-runner tally, main()'s own */
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);                     \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 /* The sentence must contain every fragment given (NULL-terminated). */
 static void check_err(int line, int rc, const char *err, ...) {
     va_list ap;
     if (rc == 0) {
         fprintf(stderr, "job_test.c:%d: FAILED: expected an error, got success\n", line);
-        g_fail++;
+        check_failures++;
         return;
     }
     va_start(ap, err);
     for (const char *frag; (frag = va_arg(ap, const char *)) != NULL;) {
         if (!strstr(err, frag)) {
             fprintf(stderr, "job_test.c:%d: FAILED: error \"%s\" lacks \"%s\"\n", line, err, frag);
-            g_fail++;
+            check_failures++;
         }
     }
     va_end(ap);
@@ -530,8 +522,8 @@ int main(int argc, char **argv) {
     test_round_trip(argv[1], argv[2]);
     test_default_model();
     test_mode_keys();
-    if (g_fail) {
-        fprintf(stderr, "job_test: %d checks failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "job_test: %d checks failed\n", check_failures);
         return 1;
     }
     printf("job_test: all checks passed\n");

@@ -44,16 +44,7 @@
 #include "proto/wire.h"
 #include "tests/wire/testproc.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 static env *make_env(const char *endpoint, const char *envname, const char *task,
                      const char *params, int timeout_ms, int max_steps) {
@@ -435,7 +426,7 @@ static void test_sokoban(const char *py, const char *server, const char *check) 
     tproc srv;
     char ep[256], err[SEED_ERRLEN];
     if (server_start(&srv, py, server, "gym-sokoban", "tcp://127.0.0.1:*", ep, sizeof ep)) {
-        g_fail++;
+        check_failures++;
         return;
     }
     cJSON *t = cJSON_CreateObject();
@@ -554,7 +545,7 @@ static void test_sokoban(const char *py, const char *server, const char *check) 
         int st = tproc_stop(&srv, SIGTERM, 30000);
         CHECK(st == 0, "the server did not exit cleanly on SIGTERM (status %d)", st);
     } else {
-        g_fail++;
+        check_failures++;
     }
     env_destroy(k);
     env_destroy(other);
@@ -590,7 +581,7 @@ static void test_twx(const char *py, const char *server, const char *check) {
     tproc srv;
     char ep[256], err[SEED_ERRLEN];
     if (server_start(&srv, py, server, "twx", "tcp://127.0.0.1:*", ep, sizeof ep)) {
-        g_fail++;
+        check_failures++;
         return;
     }
     cJSON *t = cJSON_CreateObject();
@@ -804,8 +795,8 @@ int main(int argc, char **argv) {
             argv[0]);
         return 2;
     }
-    if (g_fail) {
-        fprintf(stderr, "test_remote_env %s: %d checks failed\n", argv[1], g_fail);
+    if (check_failures) {
+        fprintf(stderr, "test_remote_env %s: %d checks failed\n", argv[1], check_failures);
         return 1;
     }
     printf("test_remote_env %s: all checks passed\n", argv[1]);

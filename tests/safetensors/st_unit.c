@@ -14,16 +14,7 @@
 #include "common/util.h"
 #include "model/safetensors.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fails++;                                                                               \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 /* Expect st_write to fail with a sentence containing needle and to leave nothing. */
 static void write_fails(const char *path, const st_write_tensor *t, int n, const char *meta,
@@ -140,6 +131,6 @@ int main(int argc, char **argv) {
     free(src);
     free(back);
     unlink(path);
-    printf("%s\n", fails ? "st_unit: FAILED" : "st_unit: all checks passed");
-    return fails ? 1 : 0;
+    printf("%s\n", check_failures ? "st_unit: FAILED" : "st_unit: all checks passed");
+    return check_failures ? 1 : 0;
 }

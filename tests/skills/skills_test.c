@@ -19,21 +19,13 @@
 #include "common/skill_library.h"
 #include "common/util.h"
 
-static int g_fail; /* test-runner tally, main()'s own */
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond);                     \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 /* rc must be an error whose sentence holds every fragment (NULL-terminated). */
 static void check_err(int line, int rc, const char *err, ...) {
     if (rc == 0) {
         fprintf(stderr, "skills_test.c:%d: FAILED: expected an error, got success\n", line);
-        g_fail++;
+        check_failures++;
         return;
     }
     va_list ap;
@@ -41,7 +33,7 @@ static void check_err(int line, int rc, const char *err, ...) {
     for (const char *f; (f = va_arg(ap, const char *)) != NULL;)
         if (!strstr(err, f)) {
             fprintf(stderr, "skills_test.c:%d: FAILED: error \"%s\" lacks \"%s\"\n", line, err, f);
-            g_fail++;
+            check_failures++;
         }
     va_end(ap);
     printf("  ok: %s\n", err);
@@ -284,7 +276,7 @@ static void test_shipped(const char *dir) {
                 env_obs obs;
                 if (env_reset(e, seed, (env_split)split, &obs, err, sizeof err)) {
                     fprintf(stderr, "%s\n", err);
-                    g_fail++;
+                    check_failures++;
                     break;
                 }
                 const skill_lib_entry *x = skill_lib_find(&lib, envs[i], obs.family);
@@ -327,8 +319,8 @@ int main(int argc, char **argv) {
     test_step_limit();
     test_job_library(argv[1]);
     test_shipped(argv[1]);
-    if (g_fail) {
-        fprintf(stderr, "skills_test: %d checks failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "skills_test: %d checks failed\n", check_failures);
         return 1;
     }
     printf("skills_test: all checks passed\n");

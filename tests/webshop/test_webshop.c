@@ -15,15 +15,8 @@
 #include "actor/envs/webshop.h"
 #include "common/util.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK_EXIT_ON_FAIL
+#include "tests/check.h"
 
 static const env_split SPLITS[3] = {ENV_SPLIT_TRAIN, ENV_SPLIT_SEEN, ENV_SPLIT_UNSEEN};
 

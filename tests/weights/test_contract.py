@@ -11,7 +11,7 @@ with google-crc32c, rounds the blob to bf16 with torch, and checks:
   - seed_crc32c over odd offsets and lengths, chained in two calls: equal to google-crc32c;
   - the receiver's blob: byte-identical to the blob (fp32), or to torch's
     float32(bfloat16(blob)) (bf16). NaNs are compared as NaN everywhere: torch itself
-    writes 0x7FC0 or 0xFFFF for a NaN depending on its code path, and seed writes 0x7FC0.
+    writes 0x7FC0 or 0xFFFF for a NaN depending on its code path; seed keeps its sign (common/bf16.h).
 Tolerance: none — these are byte copies and a deterministic rounding.
 """
 import json

@@ -45,15 +45,8 @@
 
 extern char **environ;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d (%s): ", __FILE__, __LINE__, #cond);                       \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CHECK_EXIT_ON_FAIL
+#include "tests/check.h"
 
 #define WAIT_S 30.0
 #define MIB ((size_t)1 << 20)

@@ -13,16 +13,7 @@
 #include "learner/checkpoint.h"
 #include "learner/stats.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 static uint64_t reason(const learner_reasons *r, const char *name) {
     for (int i = 0; i < r->n; i++)
@@ -112,8 +103,8 @@ int main(void) {
     test_incarnations();
     test_log_due();
     test_ckpt_counters();
-    if (g_fail) {
-        fprintf(stderr, "peer_ledger: %d check(s) failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "peer_ledger: %d check(s) failed\n", check_failures);
         return 1;
     }
     printf("peer_ledger: restarts, dead analyzers and silent peers counted lost; failures "

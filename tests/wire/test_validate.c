@@ -21,16 +21,7 @@
 #include "proto/validate.h"
 #include "tests/wire/wire_fixtures.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 /* The validator's answer for g must be `want`, and the sentence must hold `word`. */
 #define EXPECT_GROUP(g, lim, want, word)                                                           \
@@ -387,8 +378,8 @@ int main(void) {
     test_scored(&job);
     test_telemetry(&job);
     test_control(&job);
-    if (g_fail) {
-        fprintf(stderr, "validate: %d check(s) failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "validate: %d check(s) failed\n", check_failures);
         return 1;
     }
     printf("validate: every reason named, every bad field refused for its reason\n");

@@ -22,16 +22,7 @@
 #include "proto/weights.h"
 #include "proto/wire.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 #define BUCKET ((uint32_t)4 << 20)
 #define NBUCKETS 4
@@ -202,8 +193,8 @@ int main(void) {
     test_inflight(ctx);
     zmq_ctx_term(ctx);
     free(g_blob);
-    if (g_fail) {
-        fprintf(stderr, "weights_caps: %d check(s) failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "weights_caps: %d check(s) failed\n", check_failures);
         return 1;
     }
     printf("weights_caps: one request for everything gets each bucket once; each bucket at "

@@ -20,16 +20,7 @@
 #include "proto/wire.h"
 #include "tests/wire/wire_fixtures.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 static void *must_socket(void *ctx, int type, const wire_sockopts *o) {
     char err[SEED_ERRLEN];
@@ -577,8 +568,8 @@ int main(void) {
     test_setup_errors(ctx);
     zmq_ctx_term(ctx);
     test_term();
-    if (g_fail) {
-        fprintf(stderr, "test_wire: %d checks failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "test_wire: %d checks failed\n", check_failures);
         return 1;
     }
     printf("test_wire: all checks passed\n");

@@ -24,16 +24,7 @@
 #include "tests/wire/testproc.h"
 #include "tests/wire/wire_fixtures.h"
 
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            g_fail++;                                                                              \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "tests/check.h"
 
 /* ---- JSON (json_format omits fields at their default value) ---- */
 
@@ -283,8 +274,8 @@ int main(int argc, char **argv) {
     wire_close(out);
     wire_close(in);
     zmq_ctx_term(ctx);
-    if (g_fail) {
-        fprintf(stderr, "test_wire_interop: %d checks failed\n", g_fail);
+    if (check_failures) {
+        fprintf(stderr, "test_wire_interop: %d checks failed\n", check_failures);
         return 1;
     }
     printf("test_wire_interop: all checks passed\n");

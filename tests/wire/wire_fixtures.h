@@ -313,49 +313,49 @@ static inline void wfx_all_free(wfx_all *a) {
 }
 
 /* Point env's body at a's example of body case c. */
-static inline void wfx_envelope(Seed__Envelope *env, wfx_all *a, Seed__Envelope__BodyCase c,
+static inline void wfx_envelope(Seed__Envelope *envl, wfx_all *a, Seed__Envelope__BodyCase c,
                                 const char *sender) {
-    wire_envelope_init(env, sender);
-    env->body_case = c;
+    wire_envelope_init(envl, sender);
+    envl->body_case = c;
     switch (c) {
     case SEED__ENVELOPE__BODY_HELLO:
-        env->hello = &a->hello;
+        envl->hello = &a->hello;
         break;
     case SEED__ENVELOPE__BODY_HEARTBEAT:
-        env->heartbeat = &a->hb;
+        envl->heartbeat = &a->hb;
         break;
     case SEED__ENVELOPE__BODY_EPISODE_GROUP:
-        env->episode_group = &a->grp.g;
+        envl->episode_group = &a->grp.g;
         break;
     case SEED__ENVELOPE__BODY_SCORED_GROUP:
-        env->scored_group = &a->scored.sg;
+        envl->scored_group = &a->scored.sg;
         break;
     case SEED__ENVELOPE__BODY_WEIGHT_ANNOUNCE:
-        env->weight_announce = &a->ann;
+        envl->weight_announce = &a->ann;
         break;
     case SEED__ENVELOPE__BODY_WEIGHT_BUCKET:
-        env->weight_bucket = &a->bucket;
+        envl->weight_bucket = &a->bucket;
         break;
     case SEED__ENVELOPE__BODY_WEIGHT_FETCH:
-        env->weight_fetch = &a->fetch;
+        envl->weight_fetch = &a->fetch;
         break;
     case SEED__ENVELOPE__BODY_STATUS_REQUEST:
-        env->status_request = &a->sreq;
+        envl->status_request = &a->sreq;
         break;
     case SEED__ENVELOPE__BODY_STATUS_REPLY:
-        env->status_reply = &a->srep;
+        envl->status_reply = &a->srep;
         break;
     case SEED__ENVELOPE__BODY_CONTROL:
-        env->control = &a->ctl;
+        envl->control = &a->ctl;
         break;
     case SEED__ENVELOPE__BODY_ENV_REQUEST:
-        env->env_request = &a->ereq;
+        envl->env_request = &a->ereq;
         break;
     case SEED__ENVELOPE__BODY_ENV_REPLY:
-        env->env_reply = &a->erep;
+        envl->env_reply = &a->erep;
         break;
     default:
-        env->body_case = SEED__ENVELOPE__BODY__NOT_SET;
+        envl->body_case = SEED__ENVELOPE__BODY__NOT_SET;
         break;
     }
 }
