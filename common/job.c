@@ -1353,14 +1353,8 @@ int job_resolve(job_config *job, char *err, size_t errlen) {
     }
     if (check_mode_keys(job, err, errlen)) return -1;
     if ((job->algorithm.mode == JOB_MODE_SKILL_PROMPT ||
-         job->algorithm.mode == JOB_MODE_STATIC_SKILLS) &&
-        !job->algorithm.skill_library[0]) {
-        /* the shipped library of every built-in env; not found stays empty and the roles
-         * that read it say so (skill_lib_load_job) */
-        char p[JOB_PATH_LEN];
-        if (job_find_shipped("skills", p, sizeof p, NULL, 0) == 0)
-            copy_str(job->algorithm.skill_library, sizeof job->algorithm.skill_library, p);
-    }
+         job->algorithm.mode == JOB_MODE_STATIC_SKILLS))
+        job_default_skill_library(job);
     if (job->algorithm.mode == JOB_MODE_GRPO || job->algorithm.mode == JOB_MODE_SKILL_PROMPT) {
         /* these modes have no distillation signal: say so in the effective config */
         job->algorithm.w_opd = 0.0;
@@ -1715,6 +1709,14 @@ int job_find_default_model(char *buf, size_t buflen, char *err, size_t errlen) {
     char tmp[SEED_ERRLEN];
     if (job_find_shipped("models/agent", buf, buflen, tmp, sizeof tmp) == 0) return 0;
     return seed_errf(err, errlen, "model.path: %s; set model.path=DIR", tmp);
+}
+
+void job_default_skill_library(job_config *job) {
+    if (job->algorithm.skill_library[0]) return;
+    /* not found stays empty and the roles that read it say so (skill_lib_load_job) */
+    char p[JOB_PATH_LEN];
+    if (job_find_shipped("skills", p, sizeof p, NULL, 0) == 0)
+        copy_str(job->algorithm.skill_library, sizeof job->algorithm.skill_library, p);
 }
 
 int job_find_shipped(const char *what, char *buf, size_t buflen, char *err, size_t errlen) {

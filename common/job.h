@@ -251,6 +251,9 @@ int job_endpoint(const job_config *job, const char *name, int bind, char *buf, s
  * $SEED_HOME/deploy/models/agent, then each directory above the running executable
  * (deploy/models/agent or share/seed/models/agent below it). Absolute path into buf. */
 int job_find_default_model(char *buf, size_t buflen, char *err, size_t errlen);
+/* algorithm.skill_library, when empty: the shipped library of every built-in env
+ * (deploy/skills); left empty when none is found. */
+void job_default_skill_library(job_config *job);
 /* The same search for any shipped directory `what` below deploy/ (or share/seed/ when
  * installed): "models/agent", "skills" (the skill libraries, algorithm.skill_library). */
 int job_find_shipped(const char *what, char *buf, size_t buflen, char *err, size_t errlen);

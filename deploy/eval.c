@@ -11,6 +11,7 @@
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "common/util.h"
+#include "deploy/seedctl.h"
 #include "model/tokenizer.h"
 
 enum { EVAL_MAX_OVERRIDES = 256 };
@@ -132,14 +133,16 @@ static void print_table(const rollout_eval_result *r, const eval_args *a, const 
     if (r->errors) printf("%d episode(s) ended by an error (counted as failures)\n", r->errors);
 }
 
+/* seedctl's JSON readers with the value printed when a field is missing */
 static double jnum_or(const cJSON *o, const char *key, double dflt) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+    double v = dflt;
+    seedctl_jnum(o, key, &v);
+    return v;
 }
 
 static const char *jstr_or(const cJSON *o, const char *key, const char *dflt) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(x) ? x->valuestring : dflt;
+    const char *v = seedctl_jstr(o, key);
+    return v ? v : dflt;
 }
 
 /* The first and the last "eval_success" records of RUN/metrics.jsonl. */
@@ -219,11 +222,7 @@ int seedctl_eval(int argc, char **argv) {
     static skill_lib lib;
     memset(&lib, 0, sizeof lib);
     if (a.skills) {
-        if (!job.algorithm.skill_library[0]) {
-            char p[JOB_PATH_LEN];
-            if (job_find_shipped("skills", p, sizeof p, NULL, 0) == 0)
-                snprintf(job.algorithm.skill_library, sizeof job.algorithm.skill_library, "%s", p);
-        }
+        job_default_skill_library(&job);
         if (skill_lib_load_job(&lib, &job, err, sizeof err)) goto fail;
     }
     if (!a.expert) {
