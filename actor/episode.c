@@ -24,8 +24,8 @@ int actor_render_init(actor_render *r, const tok *tk, int history, char *err, si
 
 void actor_render_free(actor_render *r) {
     env_prompt_free(&r->p);
-    tok_bytes_free(&r->chat);
-    tok_bytes_free(&r->text);
+    seed_sbuf_free(&r->chat);
+    seed_sbuf_free(&r->text);
     tok_ids_free(&r->seg);
     tok_ids_free(&r->ep_ids);
     tok_ids_free(&r->step_ids);
@@ -33,15 +33,15 @@ void actor_render_free(actor_render *r) {
     memset(r, 0, sizeof *r);
 }
 
-static int append_block(tok_bytes *b, int kind, const char *skill) {
+static int append_block(seed_sbuf *b, int kind, const char *skill) {
     if (!skill || !skill[0]) return 0;
     char small[1024];
     size_t need = env_prompt_skill_block(kind, skill, small, sizeof small);
-    if (need < sizeof small) return tok_bytes_append(b, small, need);
+    if (need < sizeof small) return seed_sbuf_append(b, small, need);
     char *big = malloc(need + 1);
     if (!big) return -1;
     env_prompt_skill_block(kind, skill, big, need + 1);
-    int rc = tok_bytes_append(b, big, need);
+    int rc = seed_sbuf_append(b, big, need);
     free(big);
     return rc;
 }
@@ -60,12 +60,12 @@ int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
     if (env_prompt_render(&r->p, e->vt->name, e->vt->instructions, obs, hist, n_steps, r->history,
                           err, errlen))
         return -1;
-    tok_bytes *t = &r->text;
+    seed_sbuf *t = &r->text;
     t->n = 0;
     char sep1 = SLOT_EP, sep2 = SLOT_STEP;
-    if (tok_bytes_append(t, r->p.head, r->p.head_len) || tok_bytes_append(t, &sep1, 1) ||
-        tok_bytes_append(t, r->p.middle, r->p.middle_len) || tok_bytes_append(t, &sep2, 1) ||
-        tok_bytes_append(t, r->p.tail, r->p.tail_len))
+    if (seed_sbuf_append(t, r->p.head, r->p.head_len) || seed_sbuf_append(t, &sep1, 1) ||
+        seed_sbuf_append(t, r->p.middle, r->p.middle_len) || seed_sbuf_append(t, &sep2, 1) ||
+        seed_sbuf_append(t, r->p.tail, r->p.tail_len))
         return seed_errf(err, errlen, "out of memory rendering a prompt");
     tok_chat_msg msg = {"user", t->p};
     r->chat.n = 0;
@@ -115,7 +115,7 @@ int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
 
 int actor_render_skill(actor_render *r, int kind, const char *skill, tok_ids *out, char *err,
                        size_t errlen) {
-    tok_bytes *t = &r->text;
+    seed_sbuf *t = &r->text;
     t->n = 0;
     if (append_block(t, kind, skill)) return seed_errf(err, errlen, "out of memory");
     if (t->n == 0) return 0;
@@ -148,7 +148,7 @@ int actor_prompt_splice(const int *ids, int n, int slot_ep, int slot_step, const
 
 int actor_render_expert_reply(actor_render *r, const char *env_name, const char *action,
                               tok_ids *out, char *err, size_t errlen) {
-    tok_bytes *t = &r->text;
+    seed_sbuf *t = &r->text;
     t->n = 0;
     char buf[1024];
     int n = snprintf(buf, sizeof buf,

@@ -38,7 +38,7 @@ typedef struct analyzer_http_result {
     int status;
     int attempts;     /* requests sent */
     long http_status; /* of the last attempt; 0 when none came back */
-    tok_bytes content;
+    seed_sbuf content;
     char err[SEED_ERRLEN];
 } analyzer_http_result;
 
@@ -54,7 +54,7 @@ void analyzer_http_set_cancel(analyzer_http *h, int (*cancel)(void *), void *arg
 const char *analyzer_http_url(const analyzer_http *h);
 
 /* Send n user messages concurrently; res[i] gets request i's outcome (zero-initialise
- * res; free each content with tok_bytes_free). Returns how many failed. */
+ * res; free each content with seed_sbuf_free). Returns how many failed. */
 int analyzer_http_chat(analyzer_http *h, int n, const char *const *user, analyzer_http_result *res);
 
 /* The skill for each of n trajectories: renders each as analyzer_skill_request (long
