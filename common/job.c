@@ -84,6 +84,8 @@ const job_key_def job_key_table[] = {
     DBL("algorithm.entropy_coef", algorithm.entropy_coef, 0, INF, 0, "entropy bonus weight"),
     ENUM("algorithm.opd_loss", algorithm.opd_loss, "none|delta|importance",
          "explicit OPD loss term"),
+    ENUM("algorithm.opd_tokens", algorithm.opd_tokens, "action|response",
+         "tokens that carry q-s: the <action> text, or every reply token (think text too)"),
     DBL("algorithm.opd_loss_coef", algorithm.opd_loss_coef, 0, INF, 0,
         "weight of the explicit OPD loss"),
     DBL("algorithm.gigpo_coef", algorithm.gigpo_coef, 0, INF, 0,
@@ -770,6 +772,7 @@ void job_defaults(job_config *job) {
     job->algorithm.entropy_coef = 0.0;
     job->algorithm.opd_loss = JOB_OPD_NONE;
     job->algorithm.opd_loss_coef = 0.0;
+    job->algorithm.opd_tokens = JOB_OPD_TOKENS_ACTION;
     job->algorithm.gigpo_coef = 0.0;
     job->algorithm.gigpo_gamma = 0.95;
     job->algorithm.max_staleness = 1;

@@ -75,6 +75,8 @@ static const mode_rule MODE_RULES[] = {
      "the mode has no distillation term", NULL},
     {"algorithm.opd_loss_coef", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), "0",
      "the mode has no distillation term", NULL},
+    {"algorithm.opd_tokens", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
+     "the mode has no distillation term", NULL},
     {"algorithm.skill_library", MODE_BIT(SEED) | MODE_BIT(GRPO), NULL,
      "only skill_prompt and static_skills read a skill library", NULL},
     {"analyzer.skill_source", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,

@@ -251,6 +251,7 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
         .use_q = job->algorithm.w_opd != 0.0 || job->algorithm.opd_loss != JOB_OPD_NONE,
         .gigpo_coef = (float)job->algorithm.gigpo_coef,
         .gigpo_gamma = (float)job->algorithm.gigpo_gamma,
+        .tk = job->algorithm.opd_tokens == JOB_OPD_TOKENS_ACTION ? l->tk : NULL,
     };
     learner_samples_stats st;
     memset(&st, 0, sizeof st);

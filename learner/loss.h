@@ -46,6 +46,9 @@ typedef struct learner_loss_in {
     const float *ref;     /* log pi_ref(y_t) or NULL */
     const float *entropy; /* entropy of pi_theta at t or NULL */
     const float *adv_ep;  /* outcome advantage per token */
+    /* q - s counts on tokens [q_lo, q_hi) only (algorithm.opd_tokens action: the action
+     * text); q_hi 0: on every token */
+    int q_lo, q_hi;
 } learner_loss_in;
 
 /* Sums of the loss terms over the tokens given (each already divided by denom). */

@@ -104,6 +104,40 @@ static void step_advantages(learner_samples *b, const learner_samples_cfg *cfg,
     learner_anchor_advantages(b->sret, b->anchor, n, cfg->adv_norm, b->sadv, b->dscratch);
 }
 
+void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int *hi) {
+    static const char open_tag[] = "<action>", close_tag[] = "</action>";
+    const size_t ol = sizeof open_tag - 1, cl = sizeof close_tag - 1;
+    char win[sizeof close_tag] = {0}; /* the last bytes seen: tags may span tokens */
+    size_t wl = 0;
+    long pos = 0, a = -1, b = -1;
+    *lo = *hi = 0;
+    for (int j = 0; j < n && b < 0; j++) {
+        size_t len = 0;
+        const char *p = tok_id_to_bytes(tk, ids[j], &len);
+        for (size_t k = 0; p && k < len && b < 0; k++, pos++) {
+            if (wl == sizeof win) memmove(win, win + 1, --wl);
+            win[wl++] = p[k];
+            if (a < 0 && wl >= ol && !memcmp(win + wl - ol, open_tag, ol))
+                a = pos + 1;
+            else if (a >= 0 && wl >= cl && !memcmp(win + wl - cl, close_tag, cl))
+                b = pos + 1 - (long)cl;
+        }
+    }
+    if (a < 0 || b <= a) return;
+    /* token j covers bytes [s0, e0): it carries the action when that overlaps [a, b) */
+    pos = 0;
+    for (int j = 0; j < n && pos < b; j++) {
+        size_t len = 0;
+        tok_id_to_bytes(tk, ids[j], &len);
+        const long s0 = pos, e0 = pos + (long)len;
+        pos = e0;
+        if (e0 > a && s0 < b) {
+            if (*hi == 0) *lo = j;
+            *hi = j + 1;
+        }
+    }
+}
+
 int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                           Seed__ScoredGroup *const *groups, int ng, learner_samples_stats *st,
                           char *err, size_t errlen) {
@@ -161,6 +195,10 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                 smp->rlen = (int)sp->n_response_ids;
                 smp->behav = sp->sample_logprobs;
                 smp->q = cfg->use_q && s ? q : NULL;
+                if (smp->q && cfg->tk) {
+                    learner_action_span(cfg->tk, smp->resp, smp->rlen, &smp->q_lo, &smp->q_hi);
+                    if (smp->q_hi == 0) smp->q = NULL; /* no action text: nothing to distil */
+                }
                 smp->s = smp->q ? s : NULL;
                 smp->adv_ep = b->adv[ei];
                 smp->adv_step = gigpo ? cfg->gigpo_coef * b->sadv[k] : 0.0f;

@@ -25,6 +25,7 @@
 #include "learner/loss.h"
 #include "learner/stats.h"
 #include "learner/step.h"
+#include "model/tokenizer.h"
 #include "proto/seed.pb-c.h"
 
 typedef struct learner_samples_cfg {
@@ -32,6 +33,9 @@ typedef struct learner_samples_cfg {
     int use_q;         /* hand q (and s) to the loss: w_opd != 0 or an explicit OPD term */
     float gigpo_coef;  /* weight of the step advantage; 0: off */
     float gigpo_gamma; /* discount of the step returns */
+    /* algorithm.opd_tokens action: the tokenizer that finds each reply's action text (q - s
+     * counts there only; a reply without one gets no q); NULL: every reply token */
+    const tok *tk;
 } learner_samples_cfg;
 
 typedef struct learner_samples_stats {
@@ -55,6 +59,11 @@ typedef struct learner_samples {
 } learner_samples;
 
 void learner_samples_init(learner_samples *b);
+
+/* The response tokens [*lo, *hi) whose bytes overlap the reply's action text: the bytes
+ * between the first "<action>" and the first "</action>" after it (the span the envs'
+ * parsers read the action from). *lo == *hi when the reply has no such span. */
+void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int *hi);
 void learner_samples_free(learner_samples *b);
 /* Build the samples of ng scored groups into b->v (replacing the previous build); adds
  * into *st. Fails only when out of memory. */

@@ -252,7 +252,9 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
                                       sp->q ? t->c_q + k0 : NULL,
                                       want_ref ? t->c_ref + k0 : NULL,
                                       want_ent ? t->c_ent + k0 : NULL,
-                                      t->c_adv + k0};
+                                      t->c_adv + k0,
+                                      sp->q_lo,
+                                      sp->q_hi};
                 learner_loss_tokens(&t->loss, &in, denom, t->c_dlogp + k0, t->c_dent + k0, &lo);
             }
             k0 += cnt;

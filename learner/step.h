@@ -43,6 +43,7 @@ typedef struct learner_sample {
     int sft;
     const float *behav; /* rlen sampling log-probs; required unless sft */
     float adv_step;     /* gigpo_coef * GiGPO step advantage (0: off) */
+    int q_lo, q_hi;     /* q - s counts on response tokens [q_lo, q_hi); q_hi 0: all */
 } learner_sample;
 
 typedef struct learner_step_stats {

@@ -31,8 +31,8 @@ static void *xmalloc(size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: loss_tool IN OUT\n");
+    if (argc != 3 && argc != 5) {
+        fprintf(stderr, "usage: loss_tool IN OUT [Q_LO Q_HI]\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -76,7 +76,9 @@ int main(int argc, char **argv) {
                           has[0] ? a[3] : NULL,
                           has[1] ? a[4] : NULL,
                           has[2] ? a[5] : NULL,
-                          a[6]};
+                          a[6],
+                          argc > 4 ? atoi(argv[3]) : 0,
+                          argc > 4 ? atoi(argv[4]) : 0};
     float *dl = xmalloc(sizeof(float) * (size_t)n), *de = xmalloc(sizeof(float) * (size_t)n);
     learner_loss_out out = {0};
     learner_loss_tokens(&cfg, &in, denom, dl, de, &out);

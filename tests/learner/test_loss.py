@@ -18,13 +18,18 @@ TOOL = sys.argv[1]
 torch.set_default_dtype(torch.float64)
 
 
-def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom):
+def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom, span=None):
     w_opd, c_opd, eps, dual, beta, ent_coef, opd_mode, opd_coef = cfg
     logp = torch.tensor(logp, requires_grad=True)
     ent_t = torch.tensor(ent, requires_grad=True) if ent is not None else None
     behav = torch.tensor(behav)
     a = torch.tensor(adv_ep)
     delta = torch.zeros_like(behav) if q is None else torch.tensor(q) - torch.tensor(s)
+    mask = torch.ones_like(behav)
+    if span is not None:  # algorithm.opd_tokens action: q - s on the action's tokens only
+        mask = torch.zeros_like(behav)
+        mask[span[0]:span[1]] = 1
+        delta = delta * mask
     shift = w_opd * delta.clamp(-c_opd, c_opd)
     A = a + shift
     ratio = torch.exp((logp - behav).clamp(-20, 20))
@@ -48,7 +53,7 @@ def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom):
         loss = loss - ent_coef * ent_t
     total = loss.sum() / denom
     total.backward()
-    nq = 0 if q is None else len(delta)
+    nq = 0 if q is None else int(mask.sum().item())
     stats = {
         "adv_sum": A.sum().item(),
         "abs_qs": delta.abs().sum().item() if q is not None else 0.0,
@@ -88,7 +93,7 @@ def step_norm_reward(step_returns, anchor, norm):
     return out
 
 
-def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64):
+def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None):
     logp = rng.uniform(-6, -0.01, n).astype(np.float32)
     behav = (logp + rng.normal(0, 0.4, n)).astype(np.float32)  # ratios on both sides of the clip
     s = (behav + rng.normal(0, 0.7, n)).astype(np.float32)     # the analyzer's score: NOT behav
@@ -113,7 +118,7 @@ def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64):
             f.write(struct.pack("i", an))
             f.write(aret.tobytes())
             f.write(aid.tobytes())
-        subprocess.run([TOOL, fin, fout], check=True)
+        subprocess.run([TOOL, fin, fout] + ([str(x) for x in span] if span else []), check=True)
         raw = open(fout, "rb").read()
     terms = struct.unpack("12d", raw[:96])
     o = 96
@@ -126,7 +131,8 @@ def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64):
     tot, pg, g_ref, ge_ref, st = reference(c, f64(logp), f64(behav), f64(s),
                                            f64(q) if has_q else None,
                                            f64(ref) if has_ref else None,
-                                           f64(ent) if has_ent else None, f64(adv), denom)
+                                           f64(ent) if has_ent else None, f64(adv), denom,
+                                           span)
     close = lambda a, b, tol=1e-5: abs(a - b) <= tol * max(1.0, abs(b))
     assert close(terms[0], tot), (cfg, "loss", terms[0], tot)
     assert close(terms[1], pg), (cfg, "pg", terms[1], pg)
@@ -164,6 +170,10 @@ def main():
             run_case(rng, cfg, 4096, hq, hr, he, norm, 8)
         print("ok:", name)
     run_case(rng, cases[2][1], 1, 1, 1, 0, 0, 1, an=1)  # single token, group of one
+    # algorithm.opd_tokens action: q - s only on the action text's tokens [q_lo, q_hi)
+    for name, cfg, hq, hr, he in cases[2:5]:
+        run_case(rng, cfg, 4096, hq, hr, he, 0, 8, span=(1000, 1012))
+    print("ok: q - s on an action span only")
     print("loss: all cases match torch autograd")
 
 

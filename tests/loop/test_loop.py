@@ -87,6 +87,10 @@ def write_job(tmp, port, **over):
     for key, value in over.items():
         sec, name = key.split("__")
         job[sec][name] = value
+    if job["algorithm"]["mode"] in ("seed", "static_skills"):
+        # a random model writes no <action> text: distil on every reply token, so the
+        # distillation path (q, |q - s|, opd_adv) runs in these tests
+        job["algorithm"].setdefault("opd_tokens", "response")
     path = os.path.join(tmp, "job.yaml")
     with open(path, "w") as f:
         json.dump(job, f, indent=1)  # JSON is YAML

@@ -1,0 +1,107 @@
+"""The training pipeline moves success: seedctl launch, mode grpo, from the shipped agent.
+
+The task is one fixed sokoban level (envs.0.tasks = 1: task 0 of the task set named by
+job.seed, split train) whose box is one push from its target with the player beside it,
+and an episode is one step (max_steps 1): a decision the agent makes right about half
+the time (sampled at temperature 1) and that RL makes it take almost always within a
+dozen steps of one group each. Checked:
+
+- the task: the expert wins it in one step through seedctl eval (the same task set), and
+  bad values of envs.N.tasks are refused with a sentence;
+- learning: over 16 RL steps the rolling training success (metrics.jsonl, the episodes
+  that reached the learner) of the last 6 steps is at least 0.2 above the first record
+  (the first 16 episodes, policy versions 1-2) and at least 0.7. Measured here: 0.19 at
+  the start, 0.75 over the last six steps (0.88 at step 16).
+
+Mode grpo, not seed: on this task seed's distillation term pulls success down (0.19 ->
+0.06 with self-written skills, -> 0.00 with the oracle's), the open finding of issue 8
+recorded in docs/RESULTS.md; this test guards the loop every mode shares (rollout, the
+outcome advantage, the update, the weights reaching the actors).
+
+The numbers are outcomes of RL, not of timing: the step count is fixed, the task and the
+sampling streams are seeded; scheduling only changes which version plays which group.
+"""
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+
+BIN, REPO = sys.argv[1], sys.argv[2]
+SEEDCTL = os.path.join(BIN, "seedctl")
+AGENT = os.path.join(REPO, "deploy", "models", "agent")
+JOB_SEED = 12  # task 0 of this set is a one-push level (checked below)
+LEVEL = ["envs.0.options.search_depth=3", "envs.0.max_steps=1"]
+
+
+def free_base_port():
+    """A base port whose six ports are all free on 127.0.0.1."""
+    rng = random.Random(os.getpid() * 7919)
+    for _ in range(200):
+        base = rng.randrange(20000, 60000, 8)
+        socks = []
+        try:
+            for i in range(6):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", base + i))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free port range")
+
+
+# 1. the task: the expert wins it in one step; bad pool sizes are refused
+p = subprocess.run([SEEDCTL, "eval", "--expert", "--env", "sokoban", "--split", "train",
+                    "--seed", str(JOB_SEED), "--episodes", "1", "--json"] + LEVEL,
+                   capture_output=True, text=True, timeout=300)
+assert p.returncode == 0, p.stderr
+assert json.loads(p.stdout)["success"] == 1, p.stdout
+for bad, word in (("-1", "'-1'"), ("two", "'two'")):
+    p = subprocess.run([SEEDCTL, "config", "envs.0.tasks=" + bad], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode != 0 and "envs.0.tasks" in p.stderr and word in p.stderr, p.stderr
+
+# 2. learning
+with tempfile.TemporaryDirectory() as d:
+    job = {
+        "job": {"name": "learning", "run_dir": os.path.join(d, "run"), "total_steps": 16,
+                "seed": JOB_SEED},
+        "model": {"path": AGENT, "init": "load"},
+        "envs": [{"name": "sokoban", "weight": 1, "split": "train", "max_steps": 1, "tasks": 1,
+                  "options": {"room_size": "6", "boxes": "1", "search_depth": "3"}}],
+        "algorithm": {"mode": "grpo", "group_size": 8, "stage0_steps": 0, "stage1_steps": 0},
+        "optim": {"lr": 2e-4, "tokens_per_step": 3500, "micro_batch_tokens": 3500},
+        "sampling": {"max_new_tokens": 48},
+        "eval": {"every": 0},
+        "endpoints": {"base_port": free_base_port()},
+        "checkpoint": {"every": 0, "every_minutes": 0},
+        "status": {"window": 16},
+        "roles": {"actors": 2, "analyzers": 1},
+    }
+    path = os.path.join(d, "job.yaml")
+    with open(path, "w") as f:
+        json.dump(job, f)  # JSON is YAML
+    p = subprocess.run([SEEDCTL, "launch", path, "--bin-dir", BIN, "--quiet"],
+                       capture_output=True, text=True, timeout=1100)
+    log = p.stdout + p.stderr
+    assert p.returncode == 0, log[-4000:]
+    steps = []
+    with open(os.path.join(d, "run", "metrics.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("stage") == 2 and "pg" in r and "success/sokoban" in r:
+                steps.append((r["step"], r["success/sokoban"]))
+    print("rolling success by step:", " ".join("%d:%.2f" % s for s in steps))
+    assert [s for s, _ in steps] == list(range(1, 17)), steps
+    first = steps[0][1]
+    last = sum(v for _, v in steps[-6:]) / 6
+    assert first <= 0.75, ("the agent already solves the task; pick another", first)
+    assert last >= first + 0.2 and last >= 0.7, ("success did not rise", first, last)
+    print("learning: success %.2f at the start -> %.2f over the last 6 steps" % (first, last))
