@@ -79,7 +79,7 @@ int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
         return seed_errf(err, errlen,
                          "env %s: a skill slot of the prompt is not on a token boundary (the "
                          "part before it must end with a newline, the part after it start with "
-                         "a printable non-space character; actor/envs/prompt.h)",
+                         "a printable non-space character; envs/prompt.h)",
                          e->vt->name);
     tok_ids *seg = &r->seg;
     seg->n = 0;

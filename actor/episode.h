@@ -3,7 +3,7 @@
  * (splicing skills into the same tokens) and the learner (stage 0/1 demonstrations), so
  * all three see identical prompt ids.
  *
- * A prompt is the env's verl-agent-style text (actor/envs/prompt.h) wrapped in the
+ * A prompt is the env's verl-agent-style text (envs/prompt.h) wrapped in the
  * model's ChatML template (system turn, user turn, generation prompt) and tokenized in
  * three segments split at the two skill slots: ids = A + B + C with slot_ep = |A| (after
  * the task line) and slot_step = |A| + |B| (before the final instruction). A prompt
@@ -19,8 +19,8 @@
 
 #include <stddef.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
 #include "model/tokenizer.h"
 
 typedef struct actor_render {

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include "job.h"
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 #include "skill_library.h"
 #include "util.h"

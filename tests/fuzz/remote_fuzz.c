@@ -1,4 +1,4 @@
-/* remote_fuzz.c — libFuzzer target: the remote-env protocol (actor/envs/remote.c), what an
+/* remote_fuzz.c — libFuzzer target: the remote-env protocol (envs/remote.c), what an
  * actor does with a reply from an env server: wire_decode on a receiver configured as the
  * remote env's (EnvReply only, 16 MiB), env_remote_reply_obs (the observation handed to
  * the actor), then the actor's prompt for it (actor_render_prompt with the tiny model's
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/remote.h"
+#include "envs/remote.h"
 #include "actor/episode.h"
 #include "common/util.h"
 #include "model/tokenizer.h"

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
 #include "actor/episode.h"
 #include "common/util.h"
 #include "model/tokenizer.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 #include "analyzer/skill.h"
 #include "common/job.h"
 #include "common/skill_library.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/searchqa.h"
+#include "envs/searchqa.h"
 #include "common/util.h"
 
 enum { SQ_DOC_CAP = 640 };

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/searchqa.h"
+#include "envs/searchqa.h"
 #include "common/util.h"
 
 /* Search-R1's observation for a step with neither a search nor an answer. */

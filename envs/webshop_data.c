@@ -10,7 +10,7 @@
  * three on the generated catalogue). COLOR_SET is web_agent_site/engine/normalize.py's. */
 #include <string.h>
 
-#include "actor/envs/webshop.h"
+#include "envs/webshop.h"
 
 const char *const webshop_cat_names[WS_NCAT] = {"beauty", "food", "fashion", "furniture",
                                                 "electronics"};

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 #include "proto/wire.h"
 
 extern const env_vtable env_remote_vtable;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/searchqa.h"
+#include "envs/searchqa.h"
 #include "common/util.h"
 
 enum { SQ_TOKEN_MAX = 64 };

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actor/envs/searchqa.h"
+#include "envs/searchqa.h"
 #include "common/util.h"
 
 /* Relations a hop follows: (from kind, relation slot) -> to kind; R_YEAR reads the year. */

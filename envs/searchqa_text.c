@@ -17,7 +17,7 @@
 
 #include <utf8proc.h>
 
-#include "actor/envs/searchqa.h"
+#include "envs/searchqa.h"
 
 /* Python's str.isspace() set. */
 static int sq_is_space(int32_t c) {

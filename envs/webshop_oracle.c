@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/webshop.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 enum { WS_MAX_REPLAY = 1000, WS_MAX_LINES = 5 };

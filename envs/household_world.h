@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 /* Receptacle types, in alphabetical order so that type order is name order. */
 enum {

@@ -20,15 +20,15 @@
  *    verl-agent; the caller applies the invalid-step penalty.
  *  - Observation: verl-agent's text grid (" # \t" per cell, rows joined by "\n").
  *  - No global mutable state; all scratch memory lives in the env and is reused. */
-#include "actor/envs/sokoban.h"
+#include "envs/sokoban.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/pyrandom.h"
+#include "envs/env.h"
+#include "envs/pyrandom.h"
 #include "common/util.h"
 
 enum { SK_WALL = 0, SK_FLOOR = 1, SK_TARGET = 2, SK_BOX_ON = 3, SK_BOX = 4, SK_PLAYER = 5 };

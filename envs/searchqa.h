@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 enum { SQ_PERSON, SQ_CITY, SQ_COUNTRY, SQ_COMPANY, SQ_WORK, SQ_KIND_COUNT };
 

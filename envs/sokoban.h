@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 enum { ENV_SOKOBAN_MAX_DIM = 16, ENV_SOKOBAN_MAX_CELLS = 256, ENV_SOKOBAN_MAX_BOXES = 6 };
 

@@ -12,7 +12,7 @@
  * signature hash is among the 6 smallest distinct hashes of its room's 30 templates,
  * so two templates that happen to be equal always fall on the same side. Seen-split
  * levels use only seen placements and layouts, unseen levels only unseen ones. */
-#include "actor/envs/household_world.h"
+#include "envs/household_world.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/webshop.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 static const char *const ws_descriptors[WS_NCAT][8] = {

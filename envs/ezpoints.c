@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/pyrandom.h"
+#include "envs/env.h"
+#include "envs/pyrandom.h"
 #include "common/util.h"
 
 enum { EZ_PLUS = 11, EZ_TIMES = 12, EZ_EQUALS = 13, EZ_BLANK = 14, EZ_TARGET = 12 };

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/webshop.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 #define WS_BM25_K1 0.9f

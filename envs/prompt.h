@@ -46,7 +46,7 @@
 
 #include <stddef.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 #define ENV_INVALID_PENALTY_DEFAULT 0.1f
 enum { ENV_PROMPT_HISTORY_DEFAULT = 2 };

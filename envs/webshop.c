@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/webshop.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 /* ---------------- config ---------------- */

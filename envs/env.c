@@ -5,7 +5,7 @@
  * through the vtable and own what every env shares: the `max_steps` key, the step
  * counter and the end of an episode (see env.h). No mutable global state except the
  * names string that env_names() builds once (pthread_once) and never changes. */
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 #include <stdarg.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  * take from or put into a cabinet, drawer, fridge, microwave or safe; heat, cool and
  * clean need the microwave, fridge or sinkbasin the agent faces. */
 #define _POSIX_C_SOURCE 200809L
-#include "actor/envs/household_world.h"
+#include "envs/household_world.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* prompt.c — see prompt.h. One renderer serves every env; the differences between
  * verl-agent's per-env templates are data (env_prompt_style), not code. */
-#include "actor/envs/prompt.h"
+#include "envs/prompt.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/webshop.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 const char *webshop_normalize_color(const char *s) {

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 
 enum {
     WS_NCAT = 5,

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/household_world.h"
+#include "envs/household_world.h"
 #include "common/util.h"
 
 enum { HH_MAX_REPLAY = 1000, HH_MAX_LINES = 5 };

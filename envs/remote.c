@@ -5,7 +5,7 @@
  * instances share nothing. The observation strings handed out in env_obs point into the
  * last reply, which is kept until the next call (env.h's lifetime rule). */
 #define _POSIX_C_SOURCE 200809L
-#include "actor/envs/remote.h"
+#include "envs/remote.h"
 
 #include <errno.h>
 #include <stdio.h>

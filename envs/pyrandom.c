@@ -1,6 +1,6 @@
 /* pyrandom.c — see pyrandom.h. MT19937 as in Matsumoto & Nishimura's reference code,
  * which both CPython (_randommodule.c) and numpy (mt19937.c) use unchanged. */
-#include "actor/envs/pyrandom.h"
+#include "envs/pyrandom.h"
 
 enum { MT_N = 624, MT_M = 397 };
 
