@@ -1,5 +1,5 @@
 /* actor_main.c — seed-actor: plays groups of G episodes per task against its envs with
- * the batched rollout engine (actor/rollout.h: one decode step across every episode that
+ * the batched rollout engine (roles/rollout.h: one decode step across every episode that
  * is generating, KV-prefix reuse within a group), and sends each finished group,
  * token-in-token-out, with the oldest weights version its episodes were sampled with.
  * Weights arrive in the background (proto/weights.h) and are swapped in between groups,
@@ -24,11 +24,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "actor/apply_weights.h"
-#include "actor/episode.h"
-#include "actor/rollout.h"
-#include "actor/telemetry.h"
-#include "common/daemon.h"
+#include "roles/policy_weights.h"
+#include "roles/render.h"
+#include "roles/rollout.h"
+#include "roles/telemetry.h"
+#include "roles/daemon.h"
 #include "common/skill_library.h"
 #include "model/model.h"
 #include "proto/validate.h"

@@ -1,6 +1,6 @@
 /* analyzer_main.c — seed-analyzer: takes episode groups from the learner's hub, writes
  * a hindsight skill for every episode (the policy itself in stage 2 — "self" — the
- * env's rule-based oracle, or an OpenAI-compatible endpoint — analyzer/http_skill.h),
+ * env's rule-based oracle, or an OpenAI-compatible endpoint — roles/http_skill.h),
  * scores every response token with the same frozen weights twice — s = log pi(y |
  * prompt) and q = log pi(y | prompt with the skill spliced into its slots) — and sends
  * the scored group to the learner. Only what is new is computed: when the group was
@@ -17,13 +17,13 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "actor/apply_weights.h"
-#include "actor/episode.h"
-#include "actor/telemetry.h"
-#include "analyzer/http_skill.h"
+#include "roles/policy_weights.h"
+#include "roles/render.h"
+#include "roles/telemetry.h"
+#include "roles/http_skill.h"
 #include "analyzer/score.h"
-#include "analyzer/skill.h"
-#include "common/daemon.h"
+#include "roles/skill.h"
+#include "roles/daemon.h"
 #include "common/skill_library.h"
 #include "model/model.h"
 #include "proto/validate.h"
@@ -418,7 +418,7 @@ static int score_group(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w, int
             }
             if (has_skill) {
                 /* prompt with skills = A + episode block + B + step block + C, spliced
-                 * exactly as the actor and the warm start build it (actor/episode.h) */
+                 * exactly as the actor and the warm start build it (roles/render.h) */
                 int *q = ww->qprompt_buf + qo;
                 int qn = actor_prompt_splice(
                     st->prompt_ids, (int)st->n_prompt_ids, (int)st->skill_slot_episode,

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actor/apply_weights.h"
+#include "roles/policy_weights.h"
 #include "learner/checkpoint.h"
 #include "learner/evaluate.h"
 #include "learner/learner.h"

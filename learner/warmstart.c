@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/episode.h"
-#include "analyzer/http_skill.h"
-#include "analyzer/skill.h"
+#include "roles/render.h"
+#include "roles/http_skill.h"
+#include "roles/skill.h"
 
 /* Demonstrations of one optimizer step: token sequences owned here. */
 typedef struct demo_set {

@@ -1,11 +1,11 @@
 /* sokoban_group.h — a realistic episode group for the analyzer's scoring test and
  * benchmark (bench/analyzer), built by the real pieces: G sokoban episodes of one task
- * (6x6, one box), each step's prompt rendered by the actor's renderer (actor/episode.h,
+ * (6x6, one box), each step's prompt rendered by the actor's renderer (roles/render.h,
  * history 2) from the env's own observations, actions 10% the env's expert and 90%
  * random admissible ones (so episodes run about max_steps, as a learning policy's do),
  * responses shaped like the policy's
  * ("<think>...</think><action>...</action><|im_end|>", at most max_resp tokens), and for
- * q the sokoban oracle's hindsight skill of each episode (analyzer/skill.h) spliced into
+ * q the sokoban oracle's hindsight skill of each episode (roles/skill.h) spliced into
  * both slots by actor_prompt_splice, exactly as analyzer_main.c does.
  *
  * sokoban_group_pairs() gives the pairs an analyzer scores for the group: per step the
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "analyzer/score.h"
-#include "analyzer/skill.h"
+#include "roles/skill.h"
 #include "common/util.h"
 
 typedef struct sokoban_group {

@@ -13,7 +13,7 @@
 #include <zmq.h>
 
 #include "common/bf16.h"
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "common/job.h"
 #include "common/util.h"
 #include "tests/check.h"

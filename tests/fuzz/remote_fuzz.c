@@ -4,7 +4,7 @@
  * the actor), then the actor's prompt for it (actor_render_prompt with the tiny model's
  * tokenizer, the reply's first admissible action as the previous step's action).
  * Invariant: the prompt's ids are exactly the tokenization of the whole rendered chat
- * text (actor/episode.h), whatever text the server sent; the splice of skills at the
+ * text (roles/render.h), whatever text the server sent; the splice of skills at the
  * returned slots gives the ids of the text with the skills. */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "envs/remote.h"
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "common/util.h"
 #include "model/tokenizer.h"
 

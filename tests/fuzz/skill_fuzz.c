@@ -1,4 +1,4 @@
-/* skill_fuzz.c — libFuzzer target: the analyzer's skill parser (analyzer/skill.h,
+/* skill_fuzz.c — libFuzzer target: the analyzer's skill parser (roles/skill.h,
  * analyzer_skill_parse), which reads text the policy or an external chat endpoint wrote.
  * The first input byte sets max_steps (0..7: also past SKILL_LIB_MAX_STEPS), the rest is
  * the answer. Invariants: the parse points only into its own buffer with NUL-terminated
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/skill.h"
+#include "roles/skill.h"
 
 static void fuzz_fail(const char *what) {
     fprintf(stderr, "skill_fuzz: invariant broken: %s\n", what);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "learner/learner.h"
 #include "learner/samples.h"
 #include "learner/stats.h"

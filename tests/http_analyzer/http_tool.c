@@ -1,4 +1,4 @@
-/* http_tool.c — drives the http analyzer client (analyzer/http_skill.h) for
+/* http_tool.c — drives the http analyzer client (roles/http_skill.h) for
  * test_http_client.py.
  *
  * Usage: http_tool N [key=value ...]
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/http_skill.h"
-#include "analyzer/skill.h"
+#include "roles/http_skill.h"
+#include "roles/skill.h"
 #include "common/job.h"
 
 int main(int argc, char **argv) {

@@ -25,7 +25,7 @@
 
 #include "envs/env.h"
 #include "envs/prompt.h"
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "common/util.h"
 #include "model/tokenizer.h"
 

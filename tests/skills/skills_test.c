@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "envs/env.h"
-#include "analyzer/skill.h"
+#include "roles/skill.h"
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "common/util.h"

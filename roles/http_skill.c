@@ -2,7 +2,7 @@
  * multi handle, so a group's requests are in flight together and each keeps its own
  * retry clock. */
 #define _GNU_SOURCE
-#include "analyzer/http_skill.h"
+#include "roles/http_skill.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>

@@ -1,6 +1,6 @@
 /* zap.c — see zap.h. */
 #define _GNU_SOURCE
-#include "learner/zap.h"
+#include "proto/zap.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* daemon.c — see daemon.h. */
 #define _GNU_SOURCE
-#include "common/daemon.h"
+#include "roles/daemon.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * of a task share their first prompt, and every step shares the system + task prefix)
  * and prefills only the rest. Reuse is limited to caches built with the current weights. */
 #define _GNU_SOURCE
-#include "actor/rollout.h"
+#include "roles/rollout.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

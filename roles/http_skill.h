@@ -16,12 +16,12 @@
  * the size bound) except the client errors that asking again cannot fix (other 4xx, a
  * malformed URL). A batch sends its requests concurrently. A failure ends as one
  * sentence naming the endpoint, what was wrong and how many attempts were made. */
-#ifndef SEED_ANALYZER_HTTP_SKILL_H
-#define SEED_ANALYZER_HTTP_SKILL_H
+#ifndef SEED_ROLES_HTTP_SKILL_H
+#define SEED_ROLES_HTTP_SKILL_H
 
 #include <stddef.h>
 
-#include "analyzer/skill.h"
+#include "roles/skill.h"
 #include "common/job.h"
 #include "common/util.h"
 

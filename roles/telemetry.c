@@ -1,13 +1,13 @@
 /* telemetry.c — see telemetry.h. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
-#include "actor/telemetry.h"
+#include "roles/telemetry.h"
 
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <zmq.h>
 
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "common/util.h"
 
 static void send_one(telemetry *t) {

@@ -1,8 +1,8 @@
-/* apply_weights.h — the model side of the weight broadcast: the tensor table of a
+/* policy_weights.h — the model side of the weight broadcast: the tensor table of a
  * model's parameter blob (what the learner publishes and receivers check against), and
  * swapping a complete received version into a model between two forward passes. */
-#ifndef SEED_ACTOR_APPLY_WEIGHTS_H
-#define SEED_ACTOR_APPLY_WEIGHTS_H
+#ifndef SEED_ROLES_POLICY_WEIGHTS_H
+#define SEED_ROLES_POLICY_WEIGHTS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * the form "step k: imperative sentence" (k counts from 1, as the prompt shows steps).
  * The analysis prompt renders the finished trajectory (task, each step's observation and
  * action, rewards, the outcome) and asks for the skill inside <skill> </skill>. */
-#ifndef SEED_ANALYZER_SKILL_H
-#define SEED_ANALYZER_SKILL_H
+#ifndef SEED_ROLES_SKILL_H
+#define SEED_ROLES_SKILL_H
 
 #include <stddef.h>
 

@@ -5,8 +5,8 @@
  * Contract: daemon_init returns 0 to run, 1 when --help was printed, negative with a
  * sentence in err on a bad command line or config. The stop flag is the one piece of
  * process-wide state (a signal handler can reach nothing else). */
-#ifndef SEED_DAEMON_H
-#define SEED_DAEMON_H
+#ifndef SEED_ROLES_DAEMON_H
+#define SEED_ROLES_DAEMON_H
 
 #include <signal.h>
 #include <stddef.h>

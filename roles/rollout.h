@@ -20,13 +20,13 @@
  *  - Weights may change only between groups: rollout_set_version tells the engine which
  *    version the model now holds (caches of older versions are not reused) and a group
  *    records the oldest version any of its episodes used. */
-#ifndef SEED_ACTOR_ROLLOUT_H
-#define SEED_ACTOR_ROLLOUT_H
+#ifndef SEED_ROLES_ROLLOUT_H
+#define SEED_ROLES_ROLLOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "model/model.h"

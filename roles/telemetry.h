@@ -3,8 +3,8 @@
  * learner would take a working peer for dead; so a small thread with its own PUSH
  * socket sends one every interval, carrying the counters the main loop publishes with
  * telemetry_update(). */
-#ifndef SEED_ACTOR_TELEMETRY_H
-#define SEED_ACTOR_TELEMETRY_H
+#ifndef SEED_ROLES_TELEMETRY_H
+#define SEED_ROLES_TELEMETRY_H
 
 #include <pthread.h>
 #include <stddef.h>

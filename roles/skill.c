@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 /* skill.c — see skill.h. */
-#include "analyzer/skill.h"
+#include "roles/skill.h"
 
 #include <ctype.h>
 #include <stdio.h>

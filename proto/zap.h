@@ -16,8 +16,8 @@
  *  - Refusals are counted (zap_stats_get) and logged once per distinct key or uid.
  *  - zap_free only after every attached context was terminated (zmq_ctx_term ends the
  *    threads: their receive fails with ETERM). */
-#ifndef SEED_LEARNER_ZAP_H
-#define SEED_LEARNER_ZAP_H
+#ifndef SEED_PROTO_ZAP_H
+#define SEED_PROTO_ZAP_H
 
 #include <stddef.h>
 #include <stdint.h>

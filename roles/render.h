@@ -1,4 +1,4 @@
-/* episode.h — turning an env's state into the exact prompt tokens the policy sees, and
+/* render.h — turning an env's state into the exact prompt tokens the policy sees, and
  * the policy's reply into an env action. Shared by the actor (acting), the analyzer
  * (splicing skills into the same tokens) and the learner (stage 0/1 demonstrations), so
  * all three see identical prompt ids.
@@ -14,8 +14,8 @@
  * whole rendered text (tok_chat_render of env_prompt_join), as tests/prompt verifies
  * against `tokenizers`. One deliberate difference: skill text is encoded with
  * TOK_ENCODE_SPLIT_SPECIAL, so a skill that writes "<|im_end|>" cannot end the turn. */
-#ifndef SEED_ACTOR_EPISODE_H
-#define SEED_ACTOR_EPISODE_H
+#ifndef SEED_ROLES_RENDER_H
+#define SEED_ROLES_RENDER_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* episode.c — see episode.h. */
-#include "actor/episode.h"
+/* render.c — see render.h. */
+#include "roles/render.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
-/* apply_weights.c — see apply_weights.h. */
-#include "actor/apply_weights.h"
+/* policy_weights.c — see policy_weights.h. */
+#include "roles/policy_weights.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/telemetry.h"
-#include "common/daemon.h"
+#include "roles/telemetry.h"
+#include "roles/daemon.h"
 #include "common/job.h"
 #include "common/util.h"
 
