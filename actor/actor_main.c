@@ -80,7 +80,7 @@ static void heartbeat(actor *A) {
 
 /* Swap in a newer complete weights version, if one is ready. */
 static int take_weights(actor *A, int wait_ms) {
-    int rc = actor_apply_weights(A->wrx, A->m, wait_ms, &A->version);
+    int rc = policy_weights_apply(A->wrx, A->m, wait_ms, &A->version);
     rollout_set_version(A->ro, A->version);
     return rc;
 }
@@ -293,18 +293,17 @@ static int setup(actor *A) {
     wire_identity_init(&A->me, SEED__ROLE__ROLE_ACTOR, "actor");
     snprintf(A->me.id, sizeof A->me.id, "%s", A->a.id);
     /* one finished group queued at most: past that the actor waits (back-pressure) */
-    if (!(A->push =
-              telemetry_connect(A->ctx, job, ZMQ_PUSH, "groups_in", 1, g_err, sizeof g_err)) ||
+    if (!(A->push = daemon_connect(A->ctx, job, ZMQ_PUSH, "groups_in", 1, g_err, sizeof g_err)) ||
         telemetry_start(&A->tel, A->ctx, job, &A->me, g_err, sizeof g_err))
         return -1;
     /* rollout credit rides on the hub's groups-out ROUTER, where analyzers ask for groups:
      * the learner stays the only one binding, and no new endpoint is needed */
     if (!(A->credit_sock =
-              telemetry_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)))
+              daemon_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)))
         return -1;
     wire_rx_init(&A->crx, "groups_out", WIRE_ACCEPT(SEED__ENVELOPE__BODY_CONTROL),
                  (size_t)job->wire.max_msg_bytes, 0);
-    if (actor_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
+    if (policy_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
     return 0;
 }
 

@@ -41,7 +41,7 @@ typedef struct analyzer {
     model *m;
     tok *tk;
     tok_ws *ws;
-    actor_render rr;
+    render_ctx rr;
     uint64_t version;
     int vocab, end_id, max_seq, n_slots;
     float *logits, *scratch;
@@ -97,7 +97,7 @@ static void ask_for_group(analyzer *A) {
 }
 
 static int take_weights(analyzer *A, int wait_ms) {
-    return actor_apply_weights(A->wrx, A->m, wait_ms, &A->version);
+    return policy_weights_apply(A->wrx, A->m, wait_ms, &A->version);
 }
 
 /* Per-episode working data for one group. */
@@ -114,10 +114,10 @@ typedef struct ep_work {
 
 /* Rebuild the task text from (env, seed, split): the analysis prompt shows it. */
 static int task_text(analyzer *A, const Seed__EpisodeGroup *g, char *buf, size_t len) {
-    const job_env *je = actor_job_env(A->job, g->env);
+    const job_env *je = job_env_find(A->job, g->env);
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = je ? actor_job_env_kv(je, kv, num) : 0;
+    int nkv = je ? job_env_kv(je, kv, num) : 0;
     env *e;
     env_split sp;
     char err[SEED_ERRLEN];
@@ -133,10 +133,10 @@ static int task_text(analyzer *A, const Seed__EpisodeGroup *g, char *buf, size_t
 /* The env's rule-based oracle skill for episode e of g (it replays the actions). */
 static int oracle_episode(analyzer *A, const Seed__EpisodeGroup *g, size_t e, char *out, size_t len,
                           char *err, size_t errlen) {
-    const job_env *je = actor_job_env(A->job, g->env);
+    const job_env *je = job_env_find(A->job, g->env);
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = je ? actor_job_env_kv(je, kv, num) : 0;
+    int nkv = je ? job_env_kv(je, kv, num) : 0;
     env_split sp;
     if (env_split_parse(g->split, &sp)) sp = ENV_SPLIT_TRAIN;
     Seed__Episode *ep = g->episodes[e];
@@ -384,12 +384,11 @@ static int score_group(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w, int
         int has_skill = with_q && (ww->skill.episode[0] || ww->skill.n_steps > 0);
         if (has_skill) {
             ww->step_ids = calloc(ns + 1, sizeof *ww->step_ids);
-            rc = actor_render_skill(&A->rr, ENV_SKILL_EPISODE, ww->skill.episode, &ww->ep_ids, err,
-                                    sizeof err);
+            rc = render_skill(&A->rr, ENV_SKILL_EPISODE, ww->skill.episode, &ww->ep_ids, err,
+                              sizeof err);
             for (size_t k = 0; k < ns && !rc; k++) {
                 const char *ss = analyzer_skill_for_step(&ww->skill, (int)k + 1);
-                rc = actor_render_skill(&A->rr, ENV_SKILL_STEP, ss, &ww->step_ids[k], err,
-                                        sizeof err);
+                rc = render_skill(&A->rr, ENV_SKILL_STEP, ss, &ww->step_ids[k], err, sizeof err);
                 qtot += ep->steps[k]->n_prompt_ids + ww->ep_ids.n + ww->step_ids[k].n;
             }
             ww->qprompt_buf = calloc(qtot + 1, sizeof(int));
@@ -420,7 +419,7 @@ static int score_group(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w, int
                 /* prompt with skills = A + episode block + B + step block + C, spliced
                  * exactly as the actor and the warm start build it (roles/render.h) */
                 int *q = ww->qprompt_buf + qo;
-                int qn = actor_prompt_splice(
+                int qn = render_splice(
                     st->prompt_ids, (int)st->n_prompt_ids, (int)st->skill_slot_episode,
                     (int)st->skill_slot_step, ww->ep_ids.v, (int)ww->ep_ids.n, ww->step_ids[k].v,
                     (int)ww->step_ids[k].n, q, (int)(qtot - qo), err, sizeof err);
@@ -597,11 +596,11 @@ static int setup(analyzer *A) {
     if (model_set_temperature(A->m, (float)job->sampling.temperature, g_err, sizeof g_err))
         return -1;
     A->vocab = cfg.vocab_size;
-    A->end_id = actor_end_token(A->tk);
+    A->end_id = render_end_token(A->tk);
     A->logits = malloc(sizeof(float) * (size_t)A->n_slots * (size_t)A->vocab);
     A->scratch = malloc(sizeof(float) * (size_t)A->vocab * 2);
     if (!A->logits || !A->scratch) return seed_errf(g_err, sizeof g_err, "out of memory");
-    if (actor_render_init(&A->rr, A->tk, job->algorithm.history, g_err, sizeof g_err)) return -1;
+    if (render_init(&A->rr, A->tk, job->algorithm.history, g_err, sizeof g_err)) return -1;
     if (job->algorithm.mode == JOB_MODE_STATIC_SKILLS) {
         if (skill_lib_load_job(&A->lib, job, g_err, sizeof g_err)) return -1;
         seed_log(SEED_LOG_INFO, "static_skills: teacher context from the skills of %s (%d entries)",
@@ -612,14 +611,13 @@ static int setup(analyzer *A) {
     snprintf(A->me.id, sizeof A->me.id, "%s", A->a.id);
     /* the hub deals a group only when asked (READY): the rest go to other analyzers */
     if (!(A->pull =
-              telemetry_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)) ||
-        !(A->push =
-              telemetry_connect(A->ctx, job, ZMQ_PUSH, "scored_in", 0, g_err, sizeof g_err)) ||
+              daemon_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)) ||
+        !(A->push = daemon_connect(A->ctx, job, ZMQ_PUSH, "scored_in", 0, g_err, sizeof g_err)) ||
         telemetry_start(&A->tel, A->ctx, job, &A->me, g_err, sizeof g_err))
         return -1;
     wire_rx_init(&A->rx, "groups_out", WIRE_ACCEPT(SEED__ENVELOPE__BODY_EPISODE_GROUP),
                  (size_t)job->wire.max_msg_bytes, 0);
-    if (actor_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
+    if (policy_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
     if (job->analyzer.skill_source == JOB_SKILL_HTTP) {
         if (analyzer_http_new(&A->http, job, g_err, sizeof g_err)) return -1;
         analyzer_http_set_cancel(A->http, stopping, NULL);
@@ -634,7 +632,7 @@ static void teardown(analyzer *A) {
     telemetry_stop(&A->tel);
     wire_close(A->push);
     if (A->ctx) zmq_ctx_term(A->ctx);
-    actor_render_free(&A->rr);
+    render_free(&A->rr);
     skill_lib_free(&A->lib);
     model_free(A->m);
     tok_ws_free(A->ws);

@@ -1762,3 +1762,25 @@ found:
     snprintf(buf, buflen, "%s", dir);
     return 0;
 }
+
+int job_env_kv(const job_env *je, env_kv *kv, char *num) {
+    int n = 0;
+    for (int i = 0; i < je->n_options; i++) {
+        kv[n].key = je->options[i].key;
+        kv[n].value = je->options[i].value;
+        n++;
+    }
+    if (je->max_steps > 0) {
+        snprintf(num, 16, "%d", je->max_steps);
+        kv[n].key = "max_steps";
+        kv[n].value = num;
+        n++;
+    }
+    return n;
+}
+
+const job_env *job_env_find(const job_config *job, const char *name) {
+    for (int i = 0; i < job->n_envs; i++)
+        if (!strcmp(job->envs[i].name, name)) return &job->envs[i];
+    return NULL;
+}

@@ -48,7 +48,7 @@ static int demo_add(demo_set *d, const int *prompt, int plen, const int *resp, i
 
 typedef struct ws_ctx {
     learner *l;
-    actor_render rr;
+    render_ctx rr;
     tok_ids prompt, reply;
     tok_bytes chat;
     seed_rng rng;
@@ -107,7 +107,7 @@ static int oracle(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, c
     for (int k = 0; k < n && k < 64; k++) acts[k] = rec[k].action;
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = actor_job_env_kv(&c->l->job->envs[i], kv, num);
+    int nkv = job_env_kv(&c->l->job->envs[i], kv, num);
     return env_hindsight(c->envs[i]->vt->name, kv, nkv, seed, ENV_SPLIT_TRAIN, acts, n, out,
                          out_len, err, errlen);
 }
@@ -178,10 +178,10 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     env_prompt_step hist[64];
     for (int k = 0; k < n && !rc; k++) {
         int se, ss;
-        rc = actor_render_prompt(&c->rr, e, &obs, hist, k, sk.episode,
-                                 analyzer_skill_for_step(&sk, k + 1), &c->prompt, &se, &ss, err,
-                                 errlen) ||
-             actor_render_expert_reply(&c->rr, e->vt->name, rec[k].action, &c->reply, err, errlen);
+        rc =
+            render_prompt(&c->rr, e, &obs, hist, k, sk.episode, analyzer_skill_for_step(&sk, k + 1),
+                          &c->prompt, &se, &ss, err, errlen) ||
+            render_expert_reply(&c->rr, e->vt->name, rec[k].action, &c->reply, err, errlen);
         if (!rc && demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
             rc = seed_errf(err, errlen, "out of memory");
         hist[k].observation = rec[k].obs;
@@ -222,7 +222,7 @@ static int stage1_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
         if (!rc)
             rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, TOK_ENCODE_SPLIT_SPECIAL,
                             &c->reply, err, errlen);
-        int end = actor_end_token(c->l->tk);
+        int end = render_end_token(c->l->tk);
         if (!rc && end >= 0) tok_ids_push(&c->reply, end);
         int cap = c->l->job->optim.micro_batch_tokens;
         if (!rc && (int)(c->prompt.n + c->reply.n) <= cap &&
@@ -241,12 +241,12 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     memset(&c, 0, sizeof c);
     c.l = l;
     seed_rng_init(&c.rng, seed_hash_mix(job->job.seed, 0x57a9e0ULL + (uint64_t)l->sft_steps));
-    int rc = actor_render_init(&c.rr, l->tk, job->algorithm.history, err, errlen);
+    int rc = render_init(&c.rr, l->tk, job->algorithm.history, err, errlen);
     double wsum = 0;
     for (int i = 0; i < job->n_envs && !rc; i++) {
         env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
         char num[16];
-        int nkv = actor_job_env_kv(&job->envs[i], kv, num);
+        int nkv = job_env_kv(&job->envs[i], kv, num);
         rc = env_create(&c.envs[i], job->envs[i].name, kv, nkv, err, errlen);
         if (!rc && c.envs[i]->vt->expert && c.envs[i]->vt->hindsight) {
             c.n_expert++;
@@ -312,7 +312,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     tok_ids_free(&c.prompt);
     tok_ids_free(&c.reply);
     tok_bytes_free(&c.chat);
-    actor_render_free(&c.rr);
+    render_free(&c.rr);
     learner_trainer_set_lr(l->tr, (float)job->optim.lr);
     return rc;
 }

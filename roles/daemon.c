@@ -93,3 +93,23 @@ int daemon_init(daemon_args *a, const char *role, int argc, char **argv, const c
     signal(SIGPIPE, SIG_IGN);
     return 0;
 }
+
+void *daemon_connect(void *ctx, const job_config *job, int type, const char *name, int hwm,
+                     char *err, size_t errlen) {
+    wire_sockopts o;
+    if (daemon_sockopts(job, DAEMON_CLIENT, &o, err, errlen)) return NULL;
+    if (hwm > 0) {
+        /* a back-pressure socket: see learner_main.c's bind_socket */
+        o.rcvhwm = o.sndhwm = hwm;
+        o.sndbuf = o.rcvbuf = 64 << 10;
+        o.heartbeat_ivl_ms = 0;
+    }
+    char ep[JOB_ENDPOINT_LEN];
+    if (job_endpoint(job, name, 0, ep, sizeof ep, err, errlen)) return NULL;
+    void *s = wire_socket(ctx, type, &o, err, errlen);
+    if (s && wire_connect(s, ep, err, errlen)) {
+        wire_close(s);
+        return NULL;
+    }
+    return s;
+}

@@ -1,6 +1,7 @@
 /* daemon.h — what every seed role process does at start: parse its command line
  * (--job FILE, --id NAME, key=value overrides), build the job config, set logging, and
- * turn SIGTERM/SIGINT into a stop flag the main loop checks.
+ * turn SIGTERM/SIGINT into a stop flag the main loop checks; and the job -> socket
+ * builder every role and seedctl open their sockets with (daemon_sockopts, daemon_connect).
  *
  * Contract: daemon_init returns 0 to run, 1 when --help was printed, negative with a
  * sentence in err on a bad command line or config. The stop flag is the one piece of
@@ -37,6 +38,12 @@ static inline const char *daemon_backend(const job_config *job) {
 typedef enum { DAEMON_SERVER, DAEMON_CLIENT } daemon_side;
 int daemon_sockopts(const job_config *job, daemon_side side, wire_sockopts *o, char *err,
                     size_t errlen);
+/* A socket of `type` connected to the job's endpoint `name` ("groups_in", ...) with the
+ * job's options; hwm > 0 makes it a back-pressure socket: both high-water marks hwm,
+ * small kernel buffers, no ZMTP heartbeat timeout (a deliberately stalled stream must
+ * not be dropped with the messages queued in it). */
+void *daemon_connect(void *ctx, const job_config *job, int type, const char *name, int hwm,
+                     char *err, size_t errlen);
 /* Non-zero once SIGTERM or SIGINT arrived. */
 int daemon_stopping(void);
 /* Ask the loop to stop from inside (e.g. total_steps reached). */

@@ -10,7 +10,7 @@
 #include "common/job.h"
 #include "common/util.h"
 
-weights_tensor *actor_weights_table(const model *m, int *n) {
+weights_tensor *policy_weights_table(const model *m, int *n) {
     *n = model_num_tensors(m);
     weights_tensor *t = calloc((size_t)*n + 1, sizeof *t);
     if (!t) return NULL;
@@ -26,7 +26,7 @@ weights_tensor *actor_weights_table(const model *m, int *n) {
     return t;
 }
 
-int actor_apply_weights(weights_rx *rx, model *m, int wait_ms, uint64_t *version) {
+int policy_weights_apply(weights_rx *rx, model *m, int wait_ms, uint64_t *version) {
     char err[SEED_ERRLEN];
     int r = weights_rx_poll(rx, wait_ms, err, sizeof err);
     if (r < 0) {
@@ -54,8 +54,8 @@ int actor_apply_weights(weights_rx *rx, model *m, int wait_ms, uint64_t *version
     return 1;
 }
 
-int actor_weights_connect(weights_rx **out, const struct job_config *job, const model *m,
-                          const char *id, char *err, size_t errlen) {
+int policy_weights_connect(weights_rx **out, const struct job_config *job, const model *m,
+                           const char *id, char *err, size_t errlen) {
     weights_rx_config wc;
     weights_rx_config_init(&wc);
     char ep[JOB_ENDPOINT_LEN];
@@ -66,7 +66,7 @@ int actor_weights_connect(weights_rx **out, const struct job_config *job, const 
     if (daemon_sockopts(job, DAEMON_CLIENT, &o, err, errlen)) return -1;
     wc.sockopts = &o; /* the receiver sets its own max message size */
     int nt;
-    weights_tensor *table = actor_weights_table(m, &nt);
+    weights_tensor *table = policy_weights_table(m, &nt);
     if (!table) return seed_errf(err, errlen, "out of memory for the tensor table");
     wc.expect = table; /* copied by the receiver */
     wc.n_expect = nt;

@@ -14,7 +14,7 @@
 #define SLOT_EP '\x1e'
 #define SLOT_STEP '\x1f'
 
-int actor_render_init(actor_render *r, const tok *tk, int history, char *err, size_t errlen) {
+int render_init(render_ctx *r, const tok *tk, int history, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     r->tk = tk;
     r->history = history;
@@ -22,7 +22,7 @@ int actor_render_init(actor_render *r, const tok *tk, int history, char *err, si
     return tok_ws_new(tk, &r->ws, err, errlen);
 }
 
-void actor_render_free(actor_render *r) {
+void render_free(render_ctx *r) {
     env_prompt_free(&r->p);
     tok_bytes_free(&r->chat);
     tok_bytes_free(&r->text);
@@ -53,10 +53,9 @@ static int slot_on_boundary(const char *chat, const char *sep, const char *end) 
     return sep > chat && sep[-1] == '\n' && next > 0x20 && next < 0x7f;
 }
 
-int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
-                        const env_prompt_step *hist, int n_steps, const char *episode_skill,
-                        const char *step_skill, tok_ids *out, int *slot_ep, int *slot_step,
-                        char *err, size_t errlen) {
+int render_prompt(render_ctx *r, const env *e, const env_obs *obs, const env_prompt_step *hist,
+                  int n_steps, const char *episode_skill, const char *step_skill, tok_ids *out,
+                  int *slot_ep, int *slot_step, char *err, size_t errlen) {
     if (env_prompt_render(&r->p, e->vt->name, e->vt->instructions, obs, hist, n_steps, r->history,
                           err, errlen))
         return -1;
@@ -90,8 +89,8 @@ int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
     if (tok_encode(r->tk, r->ws, c + 1, (size_t)(end - c - 1), 0, seg, err, errlen)) return -1;
     r->ep_ids.n = 0;
     r->step_ids.n = 0;
-    if (actor_render_skill(r, ENV_SKILL_EPISODE, episode_skill, &r->ep_ids, err, errlen) ||
-        actor_render_skill(r, ENV_SKILL_STEP, step_skill, &r->step_ids, err, errlen))
+    if (render_skill(r, ENV_SKILL_EPISODE, episode_skill, &r->ep_ids, err, errlen) ||
+        render_skill(r, ENV_SKILL_STEP, step_skill, &r->step_ids, err, errlen))
         return -1;
     size_t total = seg->n + r->ep_ids.n + r->step_ids.n;
     if (total > (size_t)INT32_MAX)
@@ -103,9 +102,8 @@ int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
         out->v = v;
         out->cap = total;
     }
-    int n =
-        actor_prompt_splice(seg->v, (int)seg->n, s1, s2, r->ep_ids.v, (int)r->ep_ids.n,
-                            r->step_ids.v, (int)r->step_ids.n, out->v, (int)out->cap, err, errlen);
+    int n = render_splice(seg->v, (int)seg->n, s1, s2, r->ep_ids.v, (int)r->ep_ids.n, r->step_ids.v,
+                          (int)r->step_ids.n, out->v, (int)out->cap, err, errlen);
     if (n < 0) return -1;
     out->n = (size_t)n;
     *slot_ep = s1;
@@ -113,8 +111,8 @@ int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
     return 0;
 }
 
-int actor_render_skill(actor_render *r, int kind, const char *skill, tok_ids *out, char *err,
-                       size_t errlen) {
+int render_skill(render_ctx *r, int kind, const char *skill, tok_ids *out, char *err,
+                 size_t errlen) {
     tok_bytes *t = &r->text;
     t->n = 0;
     if (append_block(t, kind, skill)) return seed_errf(err, errlen, "out of memory");
@@ -122,8 +120,8 @@ int actor_render_skill(actor_render *r, int kind, const char *skill, tok_ids *ou
     return tok_encode(r->tk, r->ws, t->p, t->n, TOK_ENCODE_SPLIT_SPECIAL, out, err, errlen);
 }
 
-int actor_prompt_splice(const int *ids, int n, int slot_ep, int slot_step, const int *ep, int n_ep,
-                        const int *step, int n_step, int *out, int cap, char *err, size_t errlen) {
+int render_splice(const int *ids, int n, int slot_ep, int slot_step, const int *ep, int n_ep,
+                  const int *step, int n_step, int *out, int cap, char *err, size_t errlen) {
     if (n < 0 || n_ep < 0 || n_step < 0 || slot_ep < 0 || slot_ep > slot_step || slot_step > n)
         return seed_errf(err, errlen,
                          "prompt splice: skill slots %d and %d do not fit a prompt of %d tokens "
@@ -146,8 +144,8 @@ int actor_prompt_splice(const int *ids, int n, int slot_ep, int slot_step, const
     return o + n - slot_step;
 }
 
-int actor_render_expert_reply(actor_render *r, const char *env_name, const char *action,
-                              tok_ids *out, char *err, size_t errlen) {
+int render_expert_reply(render_ctx *r, const char *env_name, const char *action, tok_ids *out,
+                        char *err, size_t errlen) {
     tok_bytes *t = &r->text;
     t->n = 0;
     char buf[1024];
@@ -161,34 +159,12 @@ int actor_render_expert_reply(actor_render *r, const char *env_name, const char 
     out->n = 0;
     if (tok_encode(r->tk, r->ws, buf, (size_t)n, TOK_ENCODE_SPLIT_SPECIAL, out, err, errlen))
         return -1;
-    int end = actor_end_token(r->tk);
+    int end = render_end_token(r->tk);
     if (end >= 0 && tok_ids_push(out, end)) return seed_errf(err, errlen, "out of memory");
     return 0;
 }
 
-int actor_end_token(const tok *tk) {
+int render_end_token(const tok *tk) {
     int id = tok_token_to_id(tk, "<|im_end|>");
     return id >= 0 ? id : tok_token_to_id(tk, "<|endoftext|>");
-}
-
-int actor_job_env_kv(const struct job_env *je, env_kv *kv, char *num) {
-    int n = 0;
-    for (int i = 0; i < je->n_options; i++) {
-        kv[n].key = je->options[i].key;
-        kv[n].value = je->options[i].value;
-        n++;
-    }
-    if (je->max_steps > 0) {
-        snprintf(num, 16, "%d", je->max_steps);
-        kv[n].key = "max_steps";
-        kv[n].value = num;
-        n++;
-    }
-    return n;
-}
-
-const struct job_env *actor_job_env(const struct job_config *job, const char *name) {
-    for (int i = 0; i < job->n_envs; i++)
-        if (!strcmp(job->envs[i].name, name)) return &job->envs[i];
-    return NULL;
 }

@@ -8,8 +8,8 @@
  * three segments split at the two skill slots: ids = A + B + C with slot_ep = |A| (after
  * the task line) and slot_step = |A| + |B| (before the final instruction). A prompt
  * with skills is ALWAYS built by one rule, on every path: A + E + B + S + C, where E and
- * S are the tokens of the skill blocks (actor_render_skill) and the splice is
- * actor_prompt_splice. Because every slot sits on a pre-token boundary (prompt.h's slot
+ * S are the tokens of the skill blocks (render_skill) and the splice is
+ * render_splice. Because every slot sits on a pre-token boundary (prompt.h's slot
  * rule, checked here on every render), these ids also equal the tokenization of the
  * whole rendered text (tok_chat_render of env_prompt_join), as tests/prompt verifies
  * against `tokenizers`. One deliberate difference: skill text is encoded with
@@ -23,7 +23,7 @@
 #include "envs/prompt.h"
 #include "model/tokenizer.h"
 
-typedef struct actor_render {
+typedef struct render_ctx {
     const tok *tk;
     tok_ws *ws;
     env_prompt p;
@@ -31,46 +31,37 @@ typedef struct actor_render {
     tok_ids seg, ep_ids, step_ids; /* scratch: the segments and the two skill blocks */
     int history;
     const char *system; /* NULL: the Qwen2.5 default system prompt */
-} actor_render;
+} render_ctx;
 
-int actor_render_init(actor_render *r, const tok *tk, int history, char *err, size_t errlen);
-void actor_render_free(actor_render *r);
+int render_init(render_ctx *r, const tok *tk, int history, char *err, size_t errlen);
+void render_free(render_ctx *r);
 
 /* Tokens of the prompt for obs after n_steps past steps, with the skills (NULL or "":
  * none) spliced in at their slots as A + E + B + S + C. *slot_ep and *slot_step receive
  * the slots: where E starts and where S starts (so with no skills they are the splice
  * points an analyzer uses). out is overwritten. Fails, naming the env, when the env's
  * text breaks the slot rule. */
-int actor_render_prompt(actor_render *r, const env *e, const env_obs *obs,
-                        const env_prompt_step *hist, int n_steps, const char *episode_skill,
-                        const char *step_skill, tok_ids *out, int *slot_ep, int *slot_step,
-                        char *err, size_t errlen);
+int render_prompt(render_ctx *r, const env *e, const env_obs *obs, const env_prompt_step *hist,
+                  int n_steps, const char *episode_skill, const char *step_skill, tok_ids *out,
+                  int *slot_ep, int *slot_step, char *err, size_t errlen);
 
 /* Tokens of a skill block (env_prompt_skill_block text) for splicing at a slot;
  * appended to out. An empty skill appends nothing. */
-int actor_render_skill(actor_render *r, int kind, const char *skill, tok_ids *out, char *err,
-                       size_t errlen);
+int render_skill(render_ctx *r, int kind, const char *skill, tok_ids *out, char *err,
+                 size_t errlen);
 
 /* The splice: out[0..) = ids[0:slot_ep] + ep[0:n_ep] + ids[slot_ep:slot_step] +
  * step[0:n_step] + ids[slot_step:n]. out holds cap ints. Returns the length, or -1 with
  * err when the slots are not 0 <= slot_ep <= slot_step <= n or cap is too small. */
-int actor_prompt_splice(const int *ids, int n, int slot_ep, int slot_step, const int *ep, int n_ep,
-                        const int *step, int n_step, int *out, int cap, char *err, size_t errlen);
+int render_splice(const int *ids, int n, int slot_ep, int slot_step, const int *ep, int n_ep,
+                  const int *step, int n_step, int *out, int cap, char *err, size_t errlen);
 
 /* The reply text of an expert action, as stage 0 teaches it, with the end-of-turn token
  * appended to the ids: "<think>...</think><action>ACTION</action>" + <|im_end|>. */
-int actor_render_expert_reply(actor_render *r, const char *env_name, const char *action,
-                              tok_ids *out, char *err, size_t errlen);
+int render_expert_reply(render_ctx *r, const char *env_name, const char *action, tok_ids *out,
+                        char *err, size_t errlen);
 
 /* The token that ends a reply (<|im_end|>), or the tokenizer's eos; -1 when neither. */
-int actor_end_token(const tok *tk);
-
-/* The env key/values of a job's env entry (options plus max_steps when set); kv needs
- * JOB_MAX_ENV_OPTIONS + 1 entries and points into je and num (16 bytes). Returns n. */
-struct job_env;
-int actor_job_env_kv(const struct job_env *je, env_kv *kv, char *num);
-/* The job's env entry named name, or NULL. */
-struct job_config;
-const struct job_env *actor_job_env(const struct job_config *job, const char *name);
+int render_end_token(const tok *tk);
 
 #endif

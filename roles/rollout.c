@@ -16,7 +16,7 @@
 
 struct rollout {
     rollout_cfg cfg;
-    actor_render rr;
+    render_ctx rr;
     int n_slots, vocab, end_id, eos_id;
     rollout_group *groups;
     rollout_ep *eps; /* n_slots, episode i of group g at g*G+i */
@@ -69,10 +69,10 @@ int rollout_create(rollout **out, const rollout_cfg *cfg, char *err, size_t errl
     int max_seq = cfg->max_prompt + cfg->max_new_tokens;
     if (!cfg->expert) {
         r->vocab = model_get_config(cfg->m)->vocab_size;
-        r->end_id = actor_end_token(cfg->tk);
+        r->end_id = render_end_token(cfg->tk);
         int eos = model_get_config(cfg->m)->eos_token_id;
         r->eos_id = eos >= 0 ? eos : r->end_id;
-        if (actor_render_init(&r->rr, cfg->tk, cfg->job->algorithm.history, err, errlen)) {
+        if (render_init(&r->rr, cfg->tk, cfg->job->algorithm.history, err, errlen)) {
             free(r);
             return -1;
         }
@@ -127,7 +127,7 @@ void rollout_free(rollout *r) {
     free(r->chunk_len);
     free(r->chunk_tok);
     tok_bytes_free(&r->text);
-    if (!r->cfg.expert) actor_render_free(&r->rr);
+    if (!r->cfg.expert) render_free(&r->rr);
     free(r);
 }
 
@@ -146,7 +146,7 @@ int rollout_start_group(rollout *r, int g, int env_idx, uint64_t task_seed, env_
     gr->active = 1;
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = actor_job_env_kv(je, kv, num);
+    int nkv = job_env_kv(je, kv, num);
     for (int i = 0; i < r->cfg.G; i++) {
         rollout_ep *ep = &r->eps[g * r->cfg.G + i];
         ep_clear(ep);
@@ -204,8 +204,8 @@ static void plan_prompt(rollout *r, int slot) {
     const char *step_skill = ep->skills ? skill_lib_step(ep->skills, ep->n_steps + 1,
                                                          r->cfg.job->analyzer.max_step_skills)
                                         : NULL;
-    if (actor_render_prompt(&r->rr, ep->e, &ep->obs, ep->hist, ep->n_steps, ep_skill, step_skill,
-                            &ep->prompt, &ep->slot_ep, &ep->slot_step, err, sizeof err)) {
+    if (render_prompt(&r->rr, ep->e, &ep->obs, ep->hist, ep->n_steps, ep_skill, step_skill,
+                      &ep->prompt, &ep->slot_ep, &ep->slot_step, err, sizeof err)) {
         ep_fail(r, ep, err);
         return;
     }

@@ -40,11 +40,4 @@ void telemetry_update(telemetry *t, const telemetry_counters *c);
 /* Send a last heartbeat, stop the thread, close the socket. */
 void telemetry_stop(telemetry *t);
 
-/* A socket of `type` connected to the job's endpoint `name` ("groups_in", ...) with the
- * job's options; hwm > 0 makes it a back-pressure socket: both high-water marks hwm,
- * small kernel buffers, no ZMTP heartbeat timeout (a deliberately stalled stream must
- * not be dropped with the messages queued in it). */
-void *telemetry_connect(void *ctx, const job_config *job, int type, const char *name, int hwm,
-                        char *err, size_t errlen);
-
 #endif
