@@ -48,7 +48,7 @@ typedef struct analyzer {
     uint64_t groups, tokens_scored, skills_written, errors;
     uint64_t tokens_score_full;                   /* prompt + response tokens of the pairs scored */
     uint64_t s_reused_steps, s_scored_steps;      /* s from the actor / scored here */
-    analyzer_http *http;                          /* skill_source http */
+    http_skill *http;                             /* skill_source http */
     uint64_t skill_fallbacks, fallbacks_unlogged; /* http skills replaced by the fallback */
     double t_fallback_log;
     double t_asked; /* when the last READY went out */
@@ -102,7 +102,7 @@ static int take_weights(analyzer *A, int wait_ms) {
 
 /* Per-episode working data for one group. */
 typedef struct ep_work {
-    analyzer_skill skill;
+    skill_parsed skill;
     char text[4096];
     tok_ids ep_ids;    /* tokens of the episode skill block */
     tok_ids *step_ids; /* per step: tokens of its step skill block */
@@ -185,8 +185,8 @@ static int oracle_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
 }
 
 /* The trajectory steps of an episode, as the analysis prompt shows them (free()). */
-static analyzer_traj_step *episode_steps(const Seed__Episode *ep) {
-    analyzer_traj_step *ts = calloc(ep->n_steps + 1, sizeof *ts);
+static skill_traj_step *episode_steps(const Seed__Episode *ep) {
+    skill_traj_step *ts = calloc(ep->n_steps + 1, sizeof *ts);
     for (size_t k = 0; ts && k < ep->n_steps; k++) {
         ts[k].observation = ep->steps[k]->observation;
         ts[k].action = ep->steps[k]->valid ? ep->steps[k]->action : "";
@@ -202,30 +202,29 @@ static int http_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     char task[2048];
     if (task_text(A, g, task, sizeof task)) task[0] = 0;
     int n = (int)g->n_episodes;
-    analyzer_traj *t = calloc((size_t)n + 1, sizeof *t);
-    analyzer_http_result *r = calloc((size_t)n + 1, sizeof *r);
+    skill_traj *t = calloc((size_t)n + 1, sizeof *t);
+    http_skill_result *r = calloc((size_t)n + 1, sizeof *r);
     int rc = t && r ? 0 : -1;
     for (int e = 0; e < n && !rc; e++) {
         const Seed__Episode *ep = g->episodes[e];
-        t[e] = (analyzer_traj){
-            g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return, ep->won};
+        t[e] = (skill_traj){g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return,
+                            ep->won};
         if (!t[e].steps) rc = -1;
     }
-    if (!rc) analyzer_http_skills(A->http, n, t, 400, r);
+    if (!rc) http_skill_ask(A->http, n, t, 400, r);
     const char *why = NULL;
     int no_oracle = 0;
     for (int e = 0; e < n && !rc; e++) {
-        analyzer_skill sk;
+        skill_parsed sk;
         if (r[e].status == 0) {
-            analyzer_skill_parse(r[e].content.p, r[e].content.n, A->job->analyzer.max_step_skills,
-                                 &sk);
+            skill_parse(r[e].content.p, r[e].content.n, A->job->analyzer.max_step_skills, &sk);
             if (sk.episode[0] || sk.n_steps > 0) {
                 snprintf(w[e].text, sizeof w[e].text, "%s", r[e].content.p);
                 w[e].an.source = SEED__SKILL_SOURCE__SKILL_HTTP;
                 continue;
             }
             snprintf(r[e].err, sizeof r[e].err, "http analyzer %s: the answer holds no skill text",
-                     analyzer_http_url(A->http));
+                     http_skill_url(A->http));
         }
         why = r[e].err;
         A->skill_fallbacks++;
@@ -272,14 +271,14 @@ static int self_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     const int max_new = A->job->analyzer.max_skill_tokens;
     for (int e = 0; e < n && !rc; e++) {
         Seed__Episode *ep = g->episodes[e];
-        analyzer_traj_step *ts = episode_steps(ep);
+        skill_traj_step *ts = episode_steps(ep);
         if (!ts) {
             rc = -1;
             break;
         }
-        analyzer_traj t = {g->env, task, ts, (int)ep->n_steps, ep->episode_return, ep->won};
+        skill_traj t = {g->env, task, ts, (int)ep->n_steps, ep->episode_return, ep->won};
         chat.n = 0;
-        rc = analyzer_skill_prompt(&t, 400, &chat, err, sizeof err);
+        rc = skill_request_chat(&t, 400, &chat, err, sizeof err);
         free(ts);
         if (!rc) rc = tok_encode(A->tk, A->ws, chat.p, chat.n, 0, &prompts[e], err, sizeof err);
         /* keep the prompt's end when it is longer than the cache allows */
@@ -387,7 +386,7 @@ static int score_group(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w, int
             rc = render_skill(&A->rr, ENV_SKILL_EPISODE, ww->skill.episode, &ww->ep_ids, err,
                               sizeof err);
             for (size_t k = 0; k < ns && !rc; k++) {
-                const char *ss = analyzer_skill_for_step(&ww->skill, (int)k + 1);
+                const char *ss = skill_for_step(&ww->skill, (int)k + 1);
                 rc = render_skill(&A->rr, ENV_SKILL_STEP, ss, &ww->step_ids[k], err, sizeof err);
                 qtot += ep->steps[k]->n_prompt_ids + ww->ep_ids.n + ww->step_ids[k].n;
             }
@@ -481,8 +480,8 @@ static void process(analyzer *A, Seed__Envelope *in) {
              : A->job->analyzer.skill_source == JOB_SKILL_HTTP   ? http_skills(A, g, w)
                                                                  : self_skills(A, g, w);
         for (int e = 0; e < n && !rc; e++) {
-            analyzer_skill_parse(w[e].text, strlen(w[e].text), A->job->analyzer.max_step_skills,
-                                 &w[e].skill);
+            skill_parse(w[e].text, strlen(w[e].text), A->job->analyzer.max_step_skills,
+                        &w[e].skill);
             w[e].an.skill = (char *)w[e].skill.episode;
             w[e].an.n_step_skills = (size_t)w[e].skill.n_steps;
             w[e].an.step_skills = calloc((size_t)w[e].skill.n_steps + 1, sizeof(char *));
@@ -495,7 +494,7 @@ static void process(analyzer *A, Seed__Envelope *in) {
             A->skills_written++;
         }
     } else {
-        for (int e = 0; e < n; e++) analyzer_skill_parse("", 0, 0, &w[e].skill);
+        for (int e = 0; e < n; e++) skill_parse("", 0, 0, &w[e].skill);
     }
     if (!rc) rc = score_group(A, g, w, with_q);
     if (!rc) {
@@ -619,14 +618,14 @@ static int setup(analyzer *A) {
                  (size_t)job->wire.max_msg_bytes, 0);
     if (policy_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
     if (job->analyzer.skill_source == JOB_SKILL_HTTP) {
-        if (analyzer_http_new(&A->http, job, g_err, sizeof g_err)) return -1;
-        analyzer_http_set_cancel(A->http, stopping, NULL);
+        if (http_skill_new(&A->http, job, g_err, sizeof g_err)) return -1;
+        http_skill_set_cancel(A->http, stopping, NULL);
     }
     return 0;
 }
 
 static void teardown(analyzer *A) {
-    analyzer_http_free(A->http);
+    http_skill_free(A->http);
     weights_rx_free(A->wrx);
     wire_close(A->pull);
     telemetry_stop(&A->tel);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct analyzer_http {
+struct http_skill {
     char url[JOB_ENDPOINT_LEN + 32];
     char model[JOB_NAME_LEN];
     int timeout_ms, retries, backoff_ms, max_tokens;
@@ -23,26 +23,26 @@ struct analyzer_http {
 
 /* One request and its attempts. */
 typedef struct req {
-    analyzer_http *h;
+    http_skill *h;
     CURL *easy;
     char *body;
     tok_bytes in;
     int over, running, done;
     double next_at; /* monotonic time of the next attempt */
     char cerr[CURL_ERROR_SIZE];
-    analyzer_http_result *r;
+    http_skill_result *r;
 } req;
 
-const char *analyzer_http_url(const analyzer_http *h) {
+const char *http_skill_url(const http_skill *h) {
     return h->url;
 }
 
-void analyzer_http_set_cancel(analyzer_http *h, int (*cancel)(void *), void *arg) {
+void http_skill_set_cancel(http_skill *h, int (*cancel)(void *), void *arg) {
     h->cancel = cancel;
     h->cancel_arg = arg;
 }
 
-int analyzer_http_new(analyzer_http **out, const job_config *job, char *err, size_t errlen) {
+int http_skill_new(http_skill **out, const job_config *job, char *err, size_t errlen) {
     *out = NULL;
     const char *base = job->analyzer.http_endpoint;
     if (strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0)
@@ -54,7 +54,7 @@ int analyzer_http_new(analyzer_http **out, const job_config *job, char *err, siz
      * its trainer thread */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return seed_errf(err, errlen, "libcurl failed to initialise");
-    analyzer_http *h = calloc(1, sizeof *h);
+    http_skill *h = calloc(1, sizeof *h);
     if (!h) {
         curl_global_cleanup();
         return seed_errf(err, errlen, "out of memory");
@@ -88,14 +88,14 @@ int analyzer_http_new(analyzer_http **out, const job_config *job, char *err, siz
     }
     h->multi = curl_multi_init();
     if (!h->headers || !h->multi) {
-        analyzer_http_free(h);
+        http_skill_free(h);
         return seed_errf(err, errlen, "out of memory setting up the http analyzer");
     }
     *out = h;
     return 0;
 }
 
-void analyzer_http_free(analyzer_http *h) {
+void http_skill_free(http_skill *h) {
     if (!h) return;
     if (h->multi) curl_multi_cleanup(h->multi);
     curl_slist_free_all(h->headers);
@@ -114,7 +114,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg) {
 }
 
 /* The request body: {model, messages: [system, user], max_tokens, temperature: 0}. */
-static char *request_body(const analyzer_http *h, const char *user) {
+static char *request_body(const http_skill *h, const char *user) {
     cJSON *j = cJSON_CreateObject();
     cJSON *msgs = cJSON_AddArrayToObject(j, "messages");
     cJSON *sys = cJSON_CreateObject(), *usr = cJSON_CreateObject();
@@ -151,7 +151,7 @@ static void excerpt(const char *p, size_t n, char *out, size_t len) {
 /* Judge a finished attempt: 0 with r->content set, or -1 with *why set and *retry saying
  * whether asking again may help. */
 static int judge(req *q, CURLcode cc, char *why, size_t wl, int *retry) {
-    analyzer_http *h = q->h;
+    http_skill *h = q->h;
     char ex[200];
     *retry = 1;
     long code = 0;
@@ -238,13 +238,12 @@ static int start(req *q) {
     return 0;
 }
 
-int analyzer_http_chat(analyzer_http *h, int n, const char *const *user,
-                       analyzer_http_result *res) {
+int http_skill_chat(http_skill *h, int n, const char *const *user, http_skill_result *res) {
     req *qs = calloc((size_t)n + 1, sizeof *qs);
     int pending = 0, failed = 0;
     for (int i = 0; i < n; i++) {
         req *q = qs ? &qs[i] : NULL;
-        analyzer_http_result *r = &res[i];
+        http_skill_result *r = &res[i];
         r->status = -1;
         r->attempts = 0;
         r->http_status = 0;
@@ -346,8 +345,8 @@ int analyzer_http_chat(analyzer_http *h, int n, const char *const *user,
     return failed;
 }
 
-int analyzer_http_skills(analyzer_http *h, int n, const analyzer_traj *t, int max_obs_chars,
-                         analyzer_http_result *res) {
+int http_skill_ask(http_skill *h, int n, const skill_traj *t, int max_obs_chars,
+                   http_skill_result *res) {
     tok_bytes *text = calloc((size_t)n + 1, sizeof *text);
     const char **user = calloc((size_t)n + 1, sizeof *user);
     int failed = 0;
@@ -360,9 +359,9 @@ int analyzer_http_skills(analyzer_http *h, int n, const analyzer_traj *t, int ma
     } else {
         char err[SEED_ERRLEN];
         for (int i = 0; i < n; i++)
-            if (analyzer_skill_request(&t[i], max_obs_chars, &text[i], err, sizeof err) == 0)
+            if (skill_request(&t[i], max_obs_chars, &text[i], err, sizeof err) == 0)
                 user[i] = text[i].p;
-        failed = analyzer_http_chat(h, n, user, res);
+        failed = http_skill_chat(h, n, user, res);
     }
     for (int i = 0; text && i < n; i++) tok_bytes_free(&text[i]);
     free(text);

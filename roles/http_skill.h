@@ -4,7 +4,7 @@
  *
  * One request per trajectory: POST {analyzer.http_endpoint}/chat/completions with
  * {model, messages: [system, user], max_tokens, temperature: 0}; the user message is
- * analyzer_skill_request()'s text (the same analysis prompt the policy answers, without
+ * skill_request()'s text (the same analysis prompt the policy answers, without
  * a chat template: the server applies its own). The key, when the environment variable
  * named by analyzer.http_api_key_env is set and not empty, goes as
  * "Authorization: Bearer KEY". The answer is choices[0].message.content.
@@ -30,36 +30,36 @@
     "You are an expert reviewer of AI agent trajectories. You write short, reusable "              \
     "hindsight skills: concrete workflows and rules an agent can follow next time."
 
-typedef struct analyzer_http analyzer_http;
+typedef struct http_skill http_skill;
 
 /* The outcome of one request. content is the answer (NUL-terminated) when status is 0;
  * err holds the sentence when status is -1. */
-typedef struct analyzer_http_result {
+typedef struct http_skill_result {
     int status;
     int attempts;     /* requests sent */
     long http_status; /* of the last attempt; 0 when none came back */
     tok_bytes content;
     char err[SEED_ERRLEN];
-} analyzer_http_result;
+} http_skill_result;
 
 /* A client for the job's analyzer.http_* keys (endpoint, model, key variable, timeout,
  * retries, back-off) and analyzer.max_skill_tokens. The key is read from the
  * environment here. Fails on an endpoint that is not an http(s) URL. */
-int analyzer_http_new(analyzer_http **out, const job_config *job, char *err, size_t errlen);
-void analyzer_http_free(analyzer_http *h);
+int http_skill_new(http_skill **out, const job_config *job, char *err, size_t errlen);
+void http_skill_free(http_skill *h);
 /* cancel(arg) is polled while requests are in flight or waiting to be retried; once it
  * returns non-zero the unfinished requests fail at once ("cancelled"). */
-void analyzer_http_set_cancel(analyzer_http *h, int (*cancel)(void *), void *arg);
+void http_skill_set_cancel(http_skill *h, int (*cancel)(void *), void *arg);
 /* The URL requests go to ({endpoint}/chat/completions). */
-const char *analyzer_http_url(const analyzer_http *h);
+const char *http_skill_url(const http_skill *h);
 
 /* Send n user messages concurrently; res[i] gets request i's outcome (zero-initialise
  * res; free each content with tok_bytes_free). Returns how many failed. */
-int analyzer_http_chat(analyzer_http *h, int n, const char *const *user, analyzer_http_result *res);
+int http_skill_chat(http_skill *h, int n, const char *const *user, http_skill_result *res);
 
-/* The skill for each of n trajectories: renders each as analyzer_skill_request (long
+/* The skill for each of n trajectories: renders each as skill_request (long
  * observations cut to max_obs_chars) and asks. Returns how many failed. */
-int analyzer_http_skills(analyzer_http *h, int n, const analyzer_traj *t, int max_obs_chars,
-                         analyzer_http_result *res);
+int http_skill_ask(http_skill *h, int n, const skill_traj *t, int max_obs_chars,
+                   http_skill_result *res);
 
 #endif

@@ -24,15 +24,15 @@ static int app_cut(tok_bytes *b, const char *s, int max_chars) {
     return tok_bytes_append(b, s, n);
 }
 
-int analyzer_skill_request(const analyzer_traj *t, int max_obs_chars, tok_bytes *out, char *err,
-                           size_t errlen) {
+int skill_request(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *err,
+                  size_t errlen) {
     tok_bytes *u = out;
     char line[256];
     int bad = app(u, "You are reviewing a finished episode of an agent in the ") ||
               app(u, t->env) || app(u, " environment.\nTask: ") || app(u, t->task ? t->task : "") ||
               app(u, "\nTrajectory:\n");
     for (int i = 0; i < t->n_steps && !bad; i++) {
-        const analyzer_traj_step *s = &t->steps[i];
+        const skill_traj_step *s = &t->steps[i];
         int valid = s->action && s->action[0];
         snprintf(line, sizeof line, "Step %d observation: ", i + 1);
         bad = app(u, line) || app_cut(u, s->observation ? s->observation : "", max_obs_chars);
@@ -55,10 +55,10 @@ int analyzer_skill_request(const analyzer_traj *t, int max_obs_chars, tok_bytes 
     return 0;
 }
 
-int analyzer_skill_prompt(const analyzer_traj *t, int max_obs_chars, tok_bytes *out, char *err,
-                          size_t errlen) {
+int skill_request_chat(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *err,
+                       size_t errlen) {
     tok_bytes u = {0};
-    if (analyzer_skill_request(t, max_obs_chars, &u, err, errlen)) {
+    if (skill_request(t, max_obs_chars, &u, err, errlen)) {
         tok_bytes_free(&u);
         return -1;
     }
@@ -68,7 +68,7 @@ int analyzer_skill_prompt(const analyzer_traj *t, int max_obs_chars, tok_bytes *
     return rc;
 }
 
-int analyzer_skill_answer(const char *skill, tok_bytes *out) {
+int skill_answer(const char *skill, tok_bytes *out) {
     return app(out, "<skill>") || app(out, skill) || app(out, "</skill>");
 }
 
@@ -85,7 +85,7 @@ static const char *put(char *buf, size_t cap, size_t *pos, const char *src, size
     return dst;
 }
 
-void analyzer_skill_parse(const char *text, size_t len, int max_steps, analyzer_skill *out) {
+void skill_parse(const char *text, size_t len, int max_steps, skill_parsed *out) {
     memset(out, 0, sizeof *out);
     if (max_steps > SKILL_LIB_MAX_STEPS) max_steps = SKILL_LIB_MAX_STEPS;
     const char *a = text, *end = text + len;
@@ -141,7 +141,7 @@ void analyzer_skill_parse(const char *text, size_t len, int max_steps, analyzer_
     out->episode = put(out->buf, sizeof out->buf / 2, &p0, ep + e0, ep_n - e0);
 }
 
-int analyzer_skill_text(const analyzer_skill *s, char *out, size_t len) {
+int skill_format(const skill_parsed *s, char *out, size_t len) {
     size_t n = (size_t)snprintf(out, len, "%s", s->episode ? s->episode : "");
     for (int i = 0; i < s->n_steps && n < len; i++)
         n += (size_t)snprintf(out + n, len - n, "%sstep %d: %s", n ? "\n" : "", s->step_no[i],
@@ -149,7 +149,7 @@ int analyzer_skill_text(const analyzer_skill *s, char *out, size_t len) {
     return n < len ? 0 : -1;
 }
 
-const char *analyzer_skill_for_step(const analyzer_skill *s, int k) {
+const char *skill_for_step(const skill_parsed *s, int k) {
     for (int i = 0; i < s->n_steps; i++)
         if (s->step_no[i] == k) return s->step[i];
     return NULL;

@@ -104,17 +104,17 @@ static int sokoban_group_build(sokoban_group *g, const tok *tk, int G, int max_s
         if (!rc)
             rc = env_hindsight("sokoban", kv, 3, seed, ENV_SPLIT_TRAIN, acts, n, skill_txt,
                                sizeof skill_txt, err, errlen);
-        analyzer_skill sk;
+        skill_parsed sk;
         tok_ids ep_ids = {0}, st_ids = {0};
         if (!rc) {
-            analyzer_skill_parse(skill_txt, strlen(skill_txt), 5, &sk);
+            skill_parse(skill_txt, strlen(skill_txt), 5, &sk);
             rc = render_skill(&rr, ENV_SKILL_EPISODE, sk.episode, &ep_ids, err, errlen);
         }
         for (int k = 0; k < n && !rc; k++) {
             tok_ids *prompt = &g->ids[first + 3 * k], *resp = prompt + 1, *q = prompt + 2;
             st_ids.n = 0;
-            rc = render_skill(&rr, ENV_SKILL_STEP, analyzer_skill_for_step(&sk, k + 1), &st_ids,
-                              err, errlen);
+            rc =
+                render_skill(&rr, ENV_SKILL_STEP, skill_for_step(&sk, k + 1), &st_ids, err, errlen);
             size_t qcap = prompt->n + ep_ids.n + st_ids.n;
             for (size_t j = 0; j < qcap && !rc; j++)
                 if (tok_ids_push(q, 0)) rc = seed_errf(err, errlen, "out of memory");
