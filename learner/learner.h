@@ -65,7 +65,7 @@ typedef struct learner {
     struct zap *zap; /* the CURVE allow-list (proto/zap.h); NULL without CURVE */
     model *policy, *ref;
     tok *tk;
-    learner_trainer *tr;
+    learner_step *tr;
     char model_dir[1024], tokenizer_path[1100], ckpt_dir[1024], metrics_path[1100];
     char *config_json;
     weights_tensor *table;

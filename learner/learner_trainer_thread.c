@@ -420,10 +420,10 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         rc = build_samples(l, &samples, batch, nb, sgs, err, errlen);
         const int ns = samples.n;
         double lr = lr_at(job, l->step);
-        learner_trainer_set_lr(l->tr, (float)lr);
+        learner_step_set_lr(l->tr, (float)lr);
         learner_step_stats s;
         memset(&s, 0, sizeof s);
-        if (!rc && ns > 0) rc = learner_train_step(l->tr, samples.v, ns, &s, err, errlen);
+        if (!rc && ns > 0) rc = learner_step_run(l->tr, samples.v, ns, &s, err, errlen);
         uint64_t episodes = 0;
         pthread_mutex_lock(&l->mu);
         for (int i = 0; i < nb; i++) {
@@ -529,8 +529,8 @@ void *learner_trainer_main(void *arg) {
     model_adamw opt = {(float)job->optim.lr,           (float)job->optim.betas[0],
                        (float)job->optim.betas[1],     (float)job->optim.eps,
                        (float)job->optim.weight_decay, (float)job->optim.max_grad_norm};
-    if (learner_trainer_create(&l->tr, l->policy, l->ref, &lc, &opt, job->optim.micro_batch_tokens,
-                               err, sizeof err)) {
+    if (learner_step_create(&l->tr, l->policy, l->ref, &lc, &opt, job->optim.micro_batch_tokens,
+                            err, sizeof err)) {
         fail(l, err);
         return NULL;
     }
@@ -551,7 +551,7 @@ void *learner_trainer_main(void *arg) {
             /* entering stage 2 (never on a resume already there): a fresh RL optimizer,
              * as verl starts one, unless the job keeps the SFT moments */
             if (!job->optim.keep_sft_moments)
-                rc = learner_trainer_reset_moments(l->tr, err, sizeof err);
+                rc = learner_step_reset_moments(l->tr, err, sizeof err);
         }
     } else if (v == 0) {
         v = 1;
@@ -588,7 +588,7 @@ void *learner_trainer_main(void *arg) {
     else if (!rc && env_budget_spent(l))
         seed_log(SEED_LOG_INFO, "reached max_env_steps %llu at step %lld",
                  (unsigned long long)job->job.max_env_steps, (long long)l->step);
-    learner_trainer_free(l->tr);
+    learner_step_free(l->tr);
     learner_eval_free(l->ev);
     learner_metrics_close(l);
     model_free(l->policy);

@@ -1,4 +1,6 @@
-/* train.h — one optimizer step of the learner over a list of training samples.
+/* train.h — one optimizer step of the learner over a list of training samples
+ * (learner_step: buffers planned once, learner_step_run per step; the thread that drives
+ * the steps is learner_trainer_thread.c).
  *
  * A sample is one step of one episode: the prompt the actor used (WITHOUT any skill:
  * the policy learns to act without one), the response tokens, and per response token
@@ -6,7 +8,7 @@
  * s and q when a skill was scored, plus the outcome advantage. SFT samples (stages 0
  * and 1) set sft = 1 and use only prompt/response.
  *
- * learner_train_step packs samples into micro-batches of at most micro_batch_tokens,
+ * learner_step_run packs samples into micro-batches of at most micro_batch_tokens,
  * runs the policy's forward, scores the RL samples under the reference policy for the
  * KL term (model_score: the reference is an inference-only model, and SFT samples never
  * touch it), forms the per-token loss (learner/loss.h), backward, then one AdamW step.
@@ -15,7 +17,7 @@
  * A sample longer than micro_batch_tokens (prompt + response) is dropped and counted,
  * never cut: a cut prompt is a context the actor never saw. A step whose loss or
  * gradient norm is not finite is skipped (no AdamW update, counted); the third such step
- * in a row is an error. Buffers are planned once in learner_trainer_create. */
+ * in a row is an error. Buffers are planned once in learner_step_create. */
 #ifndef SEED_LEARNER_TRAIN_H
 #define SEED_LEARNER_TRAIN_H
 
@@ -55,23 +57,22 @@ typedef struct learner_step_stats {
     double seconds;
 } learner_step_stats;
 
-typedef struct learner_trainer learner_trainer;
+typedef struct learner_step learner_step;
 
 /* policy is trained in place; ref (may be NULL; inference-only is enough) gives
  * log pi_ref for the KL term. */
-int learner_trainer_create(learner_trainer **out, model *policy, model *ref,
-                           const learner_loss_cfg *loss, const model_adamw *opt,
-                           int micro_batch_tokens, char *err, size_t errlen);
-void learner_trainer_free(learner_trainer *t);
-void learner_trainer_set_lr(learner_trainer *t, float lr);
+int learner_step_create(learner_step **out, model *policy, model *ref, const learner_loss_cfg *loss,
+                        const model_adamw *opt, int micro_batch_tokens, char *err, size_t errlen);
+void learner_step_free(learner_step *t);
+void learner_step_set_lr(learner_step *t, float lr);
 /* Zero AdamW's moments and step count (a fresh RL optimizer entering stage 2). */
-int learner_trainer_reset_moments(learner_trainer *t, char *err, size_t errlen);
+int learner_step_reset_moments(learner_step *t, char *err, size_t errlen);
 
 /* One optimizer step over n samples. Returns 0 with stats->applied = 0 when every
  * sample was dropped or the step was skipped as non-finite; an error when the input is
  * malformed, the model fails, or LEARNER_MAX_NONFINITE_RUN steps in a row were
  * non-finite. */
-int learner_train_step(learner_trainer *t, const learner_sample *samples, int n,
-                       learner_step_stats *stats, char *err, size_t errlen);
+int learner_step_run(learner_step *t, const learner_sample *samples, int n,
+                     learner_step_stats *stats, char *err, size_t errlen);
 
 #endif

@@ -258,7 +258,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         rc = http_skill_new(&c.http, job, err, errlen);
         if (!rc) http_skill_set_cancel(c.http, stopping, l);
     }
-    learner_trainer_set_lr(l->tr, (float)job->optim.sft_lr);
+    learner_step_set_lr(l->tr, (float)job->optim.sft_lr);
     demo_set d;
     memset(&d, 0, sizeof d);
     uint64_t task = (uint64_t)l->sft_steps * 1000003ULL;
@@ -286,7 +286,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
                 rc = stage0_episode(&c, i, seed, &d, err, errlen);
         }
         learner_step_stats st;
-        if (!rc) rc = learner_train_step(l->tr, d.s, d.n, &st, err, errlen);
+        if (!rc) rc = learner_step_run(l->tr, d.s, d.n, &st, err, errlen);
         if (rc) break;
         pthread_mutex_lock(&l->mu);
         l->sft_steps++;
@@ -310,6 +310,6 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     tok_ids_free(&c.reply);
     tok_bytes_free(&c.chat);
     render_free(&c.rr);
-    learner_trainer_set_lr(l->tr, (float)job->optim.lr);
+    learner_step_set_lr(l->tr, (float)job->optim.lr);
     return rc;
 }

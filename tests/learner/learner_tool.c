@@ -11,7 +11,7 @@
  *                                   `steps` optimizer steps; stats per step, the policy's
  *                                   log-probs before training, grads (grads=PATH), the
  *                                   largest parameter change, the reference model's buffers
- *   moments DIR OUT                 one SFT step, then learner_trainer_reset_moments */
+ *   moments DIR OUT                 one SFT step, then learner_step_reset_moments */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -254,13 +254,13 @@ static int cmd_step(int argc, char **argv) {
     if (!before) die("alloc", "params");
     memcpy(before, model_params(pol), sizeof(float) * np);
     model_adamw opt = {o.lr, 0.9f, 0.999f, 1e-8f, 0.0f, o.max_grad_norm};
-    learner_trainer *t;
-    if (learner_trainer_create(&t, pol, ref, &o.lc, &opt, o.micro, err, sizeof err))
+    learner_step *t;
+    if (learner_step_create(&t, pol, ref, &o.lc, &opt, o.micro, err, sizeof err))
         die("trainer", err);
     cJSON *steps = cJSON_AddArrayToObject(j, "steps");
     for (int k = 0; k < o.steps; k++) {
         learner_step_stats s;
-        int rc = learner_train_step(t, b.v, b.n, &s, err, sizeof err);
+        int rc = learner_step_run(t, b.v, b.n, &s, err, sizeof err);
         cJSON_AddItemToArray(steps, step_json(rc, err, &s));
         if (k == 0 && o.grads) {
             FILE *f = fopen(o.grads, "wb");
@@ -274,7 +274,7 @@ static int cmd_step(int argc, char **argv) {
     cJSON_AddNumberToObject(j, "param_change", change);
     write_json(argv[4], j);
     free(before);
-    learner_trainer_free(t);
+    learner_step_free(t);
     model_free(pol);
     model_free(ref);
     learner_samples_free(&b);
@@ -287,13 +287,13 @@ static int cmd_moments(int argc, char **argv) {
     model *pol = make_model(argv[2], 64, 1, 3);
     learner_loss_cfg lc = {0};
     model_adamw opt = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1.0f};
-    learner_trainer *t;
-    if (learner_trainer_create(&t, pol, NULL, &lc, &opt, 64, err, sizeof err)) die("trainer", err);
+    learner_step *t;
+    if (learner_step_create(&t, pol, NULL, &lc, &opt, 64, err, sizeof err)) die("trainer", err);
     int32_t toks[24];
     for (int i = 0; i < 24; i++) toks[i] = (i * 37 + 5) % model_get_config(pol)->vocab_size;
     learner_sample s = {.prompt = toks, .plen = 16, .resp = toks + 16, .rlen = 8, .sft = 1};
     learner_step_stats st;
-    if (learner_train_step(t, &s, 1, &st, err, sizeof err)) die("step", err);
+    if (learner_step_run(t, &s, 1, &st, err, sizeof err)) die("step", err);
     float *m1, *m2;
     int64_t *step;
     if (model_adamw_state(pol, &m1, &m2, &step)) die("state", "no optimizer state");
@@ -304,14 +304,14 @@ static int cmd_moments(int argc, char **argv) {
     cJSON_AddNumberToObject(j, "before_step", (double)*step);
     cJSON_AddNumberToObject(j, "before_m", a1);
     cJSON_AddNumberToObject(j, "before_v", a2);
-    if (learner_trainer_reset_moments(t, err, sizeof err)) die("reset", err);
+    if (learner_step_reset_moments(t, err, sizeof err)) die("reset", err);
     a1 = a2 = 0;
     for (size_t i = 0; i < np; i++) a1 += fabs(m1[i]), a2 += fabs(m2[i]);
     cJSON_AddNumberToObject(j, "after_step", (double)*step);
     cJSON_AddNumberToObject(j, "after_m", a1);
     cJSON_AddNumberToObject(j, "after_v", a2);
     write_json(argv[3], j);
-    learner_trainer_free(t);
+    learner_step_free(t);
     model_free(pol);
     return 0;
 }
