@@ -37,7 +37,11 @@ enum {
     SK_MAXC = ENV_SOKOBAN_MAX_CELLS,
     SK_MAXB = ENV_SOKOBAN_MAX_BOXES,
     SK_OBS_CAP = ENV_SOKOBAN_MAX_DIM * (ENV_SOKOBAN_MAX_DIM * 6 + 1) + 8,
-    SK_EXPLORED_CAP = 300000,  /* gym-sokoban's cap on reverse-play states */
+    SK_EXPLORED_CAP = 300000, /* gym-sokoban's cap on reverse-play states */
+    /* gym-sokoban's search spends one unit of depth before it scores the solved state and
+     * one more before it scores a pull, so depths 1 and 2 never score a level: every reset
+     * would fail. 3 is one pull from the solved state (the easiest levels). */
+    SK_MIN_DEPTH = 3,
     SK_SOLVER_LIMIT = 1000000, /* BFS states before the solver gives up */
     SK_GEN_ATTEMPTS = 1000,    /* generate_room calls before reset gives up */
     SK_PLAN_CAP = 1024,
@@ -659,8 +663,8 @@ static int sk_create(env **out, const env_kv *kv, int n_kv, char *err, size_t er
                              g);
     }
     if (env_kv_int("sokoban", kv, n_kv, "boxes", 1, 1, SK_MAXB, &boxes, err, errlen) ||
-        env_kv_int("sokoban", kv, n_kv, "search_depth", generator == SK_GEN_VERL ? 30 : 300, 1,
-                   100000, &depth, err, errlen) ||
+        env_kv_int("sokoban", kv, n_kv, "search_depth", generator == SK_GEN_VERL ? 30 : 300,
+                   SK_MIN_DEPTH, 100000, &depth, err, errlen) ||
         env_kv_int("sokoban", kv, n_kv, "gen_steps", (int)(1.7 * (rows + cols)), 1, 100000,
                    &gen_steps, err, errlen))
         return -1;

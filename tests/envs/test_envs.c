@@ -36,6 +36,8 @@ static void test_config(void) {
     expect_create_error("sokoban", "boxes", "0", "'boxes'", "1 to 6");
     expect_create_error("sokoban", "boxes", "2.5", "'2.5'", "integer");
     expect_create_error("sokoban", "search_depth", "", "'search_depth'", "integer");
+    /* depths 1 and 2 can never generate a level (every reset failed): refused up front */
+    expect_create_error("sokoban", "search_depth", "2", "'2'", "from 3 to");
     expect_create_error("sokoban", "generator", "gym", "'gym'", "verl-agent");
     expect_create_error("sokoban", "max_steps", "-3", "'max_steps'", "'-3'");
     expect_create_error("sokoban", "max_steps", "ten", "'ten'", "integer");
