@@ -152,10 +152,16 @@ static int pick_env(actor *A) {
     return A->job->n_envs - 1;
 }
 
-/* Start a new group in group slot g: a task (env, seed) from this actor's task stream. */
+/* Start a new group in group slot g: a task (env, seed) from this actor's task stream,
+ * or, when the env has a fixed pool (envs.N.tasks), one of the pool's tasks: task k is
+ * the k-th task of the evaluation set named by (split, job.seed), the formula rollout_eval
+ * uses, so `seedctl eval --split S --seed job.seed --episodes tasks` plays the pool. */
 static int start_group(actor *A, int g) {
     int env_idx = pick_env(A);
     uint64_t task_seed = seed_rng_next(&A->task_rng) >> 1;
+    uint64_t draw = task_seed;
+    int pool = A->job->envs[env_idx].tasks;
+    if (pool > 0) task_seed = rollout_task_seed(A->job->job.seed, draw % (uint64_t)pool);
     env_split split;
     if (env_split_parse(A->job->envs[env_idx].split, &split)) split = ENV_SPLIT_TRAIN;
     A->group_id[g] = ++A->group_counter;
@@ -163,6 +169,7 @@ static int start_group(actor *A, int g) {
         seed_log(SEED_LOG_ERROR, "%s", g_err);
         return -1;
     }
+    if (pool > 0) rollout_group_salt(A->ro, g, draw);
     return 0;
 }
 
@@ -176,6 +183,10 @@ static int send_group(actor *A, int g) {
     eg.actor_id = A->me.id;
     eg.group_id = A->group_id[g];
     eg.created = seed_wall();
+    /* numbered among the groups this incarnation sent, so the learner can tell one lost in
+     * transit (a number it never gets, below what the heartbeat's groups_sent says) */
+    eg.incarnation = A->me.incarnation;
+    eg.seq = A->groups_sent + 1;
     Seed__Episode **eps = calloc((size_t)A->G, sizeof *eps);
     Seed__Episode *epv = calloc((size_t)A->G, sizeof *epv);
     int total_steps = 0;

@@ -248,7 +248,7 @@ static int http_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     }
     if (rc) seed_errf(g_err, sizeof g_err, "out of memory asking the http analyzer");
     for (int e = 0; e < n && t; e++) free((void *)t[e].steps);
-    for (int e = 0; e < n && r; e++) tok_bytes_free(&r[e].content);
+    for (int e = 0; e < n && r; e++) seed_sbuf_free(&r[e].content);
     free(t);
     free(r);
     return rc;
@@ -266,7 +266,7 @@ static int self_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     int *ng = calloc((size_t)n, sizeof(int)), *live = calloc((size_t)n, sizeof(int));
     seed_rng *rng = calloc((size_t)n, sizeof *rng);
     int rc = (!prompts || !slot || !len || !toks || !gen || !ng || !live || !rng) ? -1 : 0;
-    tok_bytes chat = {0};
+    seed_sbuf chat = {0};
     char err[SEED_ERRLEN];
     const int max_new = A->job->analyzer.max_skill_tokens;
     for (int e = 0; e < n && !rc; e++) {
@@ -326,16 +326,16 @@ static int self_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
         }
     }
     for (int e = 0; e < n && !rc; e++) {
-        tok_bytes txt = {0};
+        seed_sbuf txt = {0};
         if (tok_decode(A->tk, gen + (size_t)e * (size_t)max_new, (size_t)ng[e],
                        TOK_DECODE_SKIP_SPECIAL, &txt, err, sizeof err) == 0 &&
             txt.p)
             snprintf(w[e].text, sizeof w[e].text, "%s", txt.p);
-        tok_bytes_free(&txt);
+        seed_sbuf_free(&txt);
     }
     if (rc) seed_log(SEED_LOG_ERROR, "self skill: %s", err);
     for (int e = 0; e < n && prompts; e++) tok_ids_free(&prompts[e]);
-    tok_bytes_free(&chat);
+    seed_sbuf_free(&chat);
     free(prompts);
     free(slot);
     free(len);

@@ -1,14 +1,13 @@
-/* job.c — see job.h. One key table drives setting, printing, comparing and listing;
- * the YAML loader walks the document and hands every scalar to job_set. */
+/* job.c — see job.h: the key table (job_internal.h) and what works on it key by key:
+ * defaults, setting a key from text, a value as text, comparing and listing. Loading YAML
+ * is job_yaml.c, resolving job_resolve.c, writing job_emit.c. */
 #define _GNU_SOURCE
 #include "job.h"
-
-#include "envs/env.h"
+#include "job_internal.h"
 
 #include "skill_library.h"
 #include "util.h"
 
-#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -16,66 +15,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <yaml.h>
-
-typedef enum {
-    K_STR,      /* any text that fits */
-    K_NAME,     /* letters, digits, '.', '_', '-'; not empty */
-    K_HOST,     /* host name, IPv4/IPv6 address or '*' */
-    K_WORD,     /* text that must be one of `choices` (stored as text) */
-    K_INT,      /* int in [lo, hi] */
-    K_U64,      /* uint64_t */
-    K_DBL,      /* double, bounds per flags */
-    K_DBL2,     /* double[2], each in bounds */
-    K_BOOL,     /* int 0/1 */
-    K_ENUM,     /* int: index into `choices` */
-    K_ENDPOINT, /* "" or a ZeroMQ endpoint */
-    K_CURVE,    /* "" or a Z85 key of 40 characters */
-} key_type;
-
-enum { LO_EXCL = 1, HI_EXCL = 2 };
-
-typedef struct key_def {
-    const char *name;
-    key_type type;
-    size_t off, size;
-    double lo, hi;
-    unsigned flags;
-    const char *choices; /* "a|b|c" for K_ENUM and K_WORD */
-    const char *doc;
-} key_def;
 
 #define FLD(f) offsetof(job_config, f), sizeof(((job_config *)0)->f)
 #define EFLD(f) offsetof(job_env, f), sizeof(((job_env *)0)->f)
 #define STR(n, f, doc)                                                                             \
-    { n, K_STR, FLD(f), 0, 0, 0, NULL, doc }
+    { n, JOB_K_STR, FLD(f), 0, 0, 0, NULL, doc }
 #define NAME(n, f, doc)                                                                            \
-    { n, K_NAME, FLD(f), 0, 0, 0, NULL, doc }
+    { n, JOB_K_NAME, FLD(f), 0, 0, 0, NULL, doc }
 #define HOST(n, f, doc)                                                                            \
-    { n, K_HOST, FLD(f), 0, 0, 0, NULL, doc }
+    { n, JOB_K_HOST, FLD(f), 0, 0, 0, NULL, doc }
 #define INT(n, f, lo, hi, doc)                                                                     \
-    { n, K_INT, FLD(f), lo, hi, 0, NULL, doc }
+    { n, JOB_K_INT, FLD(f), lo, hi, 0, NULL, doc }
 #define U64(n, f, doc)                                                                             \
-    { n, K_U64, FLD(f), 0, 0, 0, NULL, doc }
+    { n, JOB_K_U64, FLD(f), 0, 0, 0, NULL, doc }
 #define DBL(n, f, lo, hi, fl, doc)                                                                 \
-    { n, K_DBL, FLD(f), lo, hi, fl, NULL, doc }
+    { n, JOB_K_DBL, FLD(f), lo, hi, fl, NULL, doc }
 #define DBL2(n, f, lo, hi, fl, doc)                                                                \
-    { n, K_DBL2, FLD(f), lo, hi, fl, NULL, doc }
+    { n, JOB_K_DBL2, FLD(f), lo, hi, fl, NULL, doc }
 #define BOOL(n, f, doc)                                                                            \
-    { n, K_BOOL, FLD(f), 0, 1, 0, NULL, doc }
+    { n, JOB_K_BOOL, FLD(f), 0, 1, 0, NULL, doc }
 #define ENUM(n, f, ch, doc)                                                                        \
-    { n, K_ENUM, FLD(f), 0, 0, 0, ch, doc }
+    { n, JOB_K_ENUM, FLD(f), 0, 0, 0, ch, doc }
 #define ENDP(n, f, doc)                                                                            \
-    { n, K_ENDPOINT, FLD(f), 0, 0, 0, NULL, doc }
+    { n, JOB_K_ENDPOINT, FLD(f), 0, 0, 0, NULL, doc }
 #define CURVE(n, f, doc)                                                                           \
-    { n, K_CURVE, FLD(f), 0, 0, 0, NULL, doc }
+    { n, JOB_K_CURVE, FLD(f), 0, 0, 0, NULL, doc }
 #define BIG INT_MAX
 #define INF HUGE_VAL
 
 /* Every key but the env list, in the order job_to_yaml writes them. */
-static const key_def KEYS[] = {
+const job_key_def job_key_table[] = {
     NAME("job.name", job.name, "names the run; run_dir defaults to runs/<name>"),
     STR("job.run_dir", job.run_dir, "checkpoints, metrics.jsonl, logs; empty: runs/<job.name>"),
     U64("job.seed", job.seed, "seeds tasks, sampling and init"),
@@ -106,8 +75,9 @@ static const key_def KEYS[] = {
          "episode advantage: (R-mean)/std or R-mean"),
     DBL("algorithm.w_opd", algorithm.w_opd, 0, INF, 0,
         "weight of clip(q-s) in the token advantage; grpo/skill_prompt: 0"),
-    DBL("algorithm.c_opd", algorithm.c_opd, 0, INF, LO_EXCL, "clip bound of q-s"),
-    DBL("algorithm.clip_eps", algorithm.clip_eps, 0, 1, LO_EXCL | HI_EXCL, "PPO ratio clip"),
+    DBL("algorithm.c_opd", algorithm.c_opd, 0, INF, JOB_LO_EXCL, "clip bound of q-s"),
+    DBL("algorithm.clip_eps", algorithm.clip_eps, 0, 1, JOB_LO_EXCL | JOB_HI_EXCL,
+        "PPO ratio clip"),
     DBL("algorithm.dual_clip", algorithm.dual_clip, 0, INF, 0,
         "dual-clip constant for A<0; <= 1: off"),
     DBL("algorithm.kl_beta", algorithm.kl_beta, 0, INF, 0, "k3 KL weight to the reference policy"),
@@ -130,10 +100,10 @@ static const key_def KEYS[] = {
         "fixed skill library file or directory of <env>.json (skill_prompt, static_skills); "
         "empty: the shipped deploy/skills"),
 
-    DBL("optim.lr", optim.lr, 0, INF, LO_EXCL, "AdamW learning rate in stage 2"),
-    DBL("optim.sft_lr", optim.sft_lr, 0, INF, LO_EXCL, "learning rate in stages 0 and 1"),
-    DBL2("optim.betas", optim.betas, 0, 1, HI_EXCL, "AdamW betas"),
-    DBL("optim.eps", optim.eps, 0, INF, LO_EXCL, "AdamW epsilon"),
+    DBL("optim.lr", optim.lr, 0, INF, JOB_LO_EXCL, "AdamW learning rate in stage 2"),
+    DBL("optim.sft_lr", optim.sft_lr, 0, INF, JOB_LO_EXCL, "learning rate in stages 0 and 1"),
+    DBL2("optim.betas", optim.betas, 0, 1, JOB_HI_EXCL, "AdamW betas"),
+    DBL("optim.eps", optim.eps, 0, INF, JOB_LO_EXCL, "AdamW epsilon"),
     DBL("optim.weight_decay", optim.weight_decay, 0, INF, 0, "AdamW decoupled weight decay"),
     DBL("optim.max_grad_norm", optim.max_grad_norm, 0, INF, 0, "gradient clip norm; 0: off"),
     INT("optim.warmup_steps", optim.warmup_steps, 0, BIG, "linear learning-rate warmup steps"),
@@ -147,7 +117,7 @@ static const key_def KEYS[] = {
          "keep AdamW's stage 0/1 moments entering stage 2; false: reset them"),
 
     DBL("sampling.temperature", sampling.temperature, 0, INF, 0, "0: greedy"),
-    DBL("sampling.top_p", sampling.top_p, 0, 1, LO_EXCL, "nucleus sampling; 1: off"),
+    DBL("sampling.top_p", sampling.top_p, 0, 1, JOB_LO_EXCL, "nucleus sampling; 1: off"),
     INT("sampling.top_k", sampling.top_k, 0, BIG, "0: off"),
     INT("sampling.max_new_tokens", sampling.max_new_tokens, 1, BIG, "response tokens per step"),
     INT("sampling.max_prompt_tokens", sampling.max_prompt_tokens, 0, BIG,
@@ -206,7 +176,7 @@ static const key_def KEYS[] = {
     DBL("roles.restart_backoff_max_s", roles.restart_backoff_max_s, 0, INF, 0,
         "largest restart delay"),
     INT("roles.max_restarts", roles.max_restarts, 0, BIG, "restarts per role slot; 0: unlimited"),
-    DBL("roles.stop_timeout_s", roles.stop_timeout_s, 0, INF, LO_EXCL,
+    DBL("roles.stop_timeout_s", roles.stop_timeout_s, 0, INF, JOB_LO_EXCL,
         "wait after SIGTERM before SIGKILL"),
 
     INT("checkpoint.every", checkpoint.every, 0, BIG,
@@ -219,7 +189,7 @@ static const key_def KEYS[] = {
     STR("checkpoint.resume_from", checkpoint.resume_from,
         "a checkpoint dir to resume from unless dir's latest is later; empty: latest"),
 
-    DBL("status.interval_s", status.interval_s, 0, INF, LO_EXCL,
+    DBL("status.interval_s", status.interval_s, 0, INF, JOB_LO_EXCL,
         "metrics line and seedctl progress period"),
     INT("status.window", status.window, 1, BIG, "episodes in rolling success/return"),
 
@@ -227,7 +197,7 @@ static const key_def KEYS[] = {
         "RL steps between evaluations of the policy (also before the first and after the "
         "last step); 0: off"),
     INT("eval.episodes", eval.episodes, 1, 100000, "tasks per env in each evaluation"),
-    {"eval.split", K_WORD, FLD(eval.split), 0, 0, 0, "train|seen|unseen",
+    {"eval.split", JOB_K_WORD, FLD(eval.split), 0, 0, 0, "train|seen|unseen",
      "split of the evaluation tasks"},
     U64("eval.seed", eval.seed, "names the evaluation task set (the same tasks every time)"),
     DBL("eval.temperature", eval.temperature, 0, INF, 0,
@@ -248,23 +218,23 @@ static const key_def KEYS[] = {
     INT("wire.request_timeout_ms", wire.request_timeout_ms, 1, BIG,
         "request/reply timeout (weight fetch, status)"),
 };
-enum { N_KEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
+const int job_key_table_n = (int)(sizeof job_key_table / sizeof job_key_table[0]);
 
 /* The fields of one env entry, relative to job_env; full keys are envs.N.<name>. */
-static const key_def ENV_KEYS[] = {
-    {"name", K_NAME, EFLD(name), 0, 0, 0, NULL, "env registry name"},
-    {"weight", K_DBL, EFLD(weight), 0, INF, LO_EXCL, NULL, "share of tasks from this env"},
-    {"split", K_WORD, EFLD(split), 0, 0, 0, "train|seen|unseen", "task split"},
-    {"max_steps", K_INT, EFLD(max_steps), 0, BIG, 0, NULL, "steps per episode; 0: env default"},
+const job_key_def job_env_key_table[] = {
+    {"name", JOB_K_NAME, EFLD(name), 0, 0, 0, NULL, "env registry name"},
+    {"weight", JOB_K_DBL, EFLD(weight), 0, INF, JOB_LO_EXCL, NULL, "share of tasks from this env"},
+    {"split", JOB_K_WORD, EFLD(split), 0, 0, 0, "train|seen|unseen", "task split"},
+    {"max_steps", JOB_K_INT, EFLD(max_steps), 0, BIG, 0, NULL, "steps per episode; 0: env default"},
+    {"tasks", JOB_K_INT, EFLD(tasks), 0, BIG, 0, NULL,
+     "a fixed pool of this many tasks (the eval task set of this split and job.seed); 0: a "
+     "fresh task every group"},
 };
-enum { N_ENV_KEYS = (int)(sizeof ENV_KEYS / sizeof ENV_KEYS[0]) };
-
-static const char *ENDPOINT_NAMES[6] = {"groups_in", "groups_out", "scored_in",
-                                        "weights",   "telemetry",  "status"};
+const int job_env_key_table_n = (int)(sizeof job_env_key_table / sizeof job_env_key_table[0]);
 
 /* ---------- small text helpers ---------- */
 
-static void copy_str(char *dst, size_t n, const char *src) {
+void job_copy_str(char *dst, size_t n, const char *src) {
     size_t l = strlen(src);
     if (l >= n) l = n - 1;
     memcpy(dst, src, l);
@@ -272,7 +242,7 @@ static void copy_str(char *dst, size_t n, const char *src) {
 }
 
 /* A value quoted for an error sentence: at most 80 bytes. */
-static const char *shown(const char *v, char *buf, size_t n) {
+const char *job_shown(const char *v, char *buf, size_t n) {
     size_t l = strlen(v);
     if (l <= 80) return v;
     snprintf(buf, n, "%.77s...", v);
@@ -291,7 +261,7 @@ static int choice_index(const char *choices, const char *v) {
     return -1;
 }
 
-static const char *choice_name(const char *choices, int idx, char *buf, size_t n) {
+const char *job_choice_name(const char *choices, int idx, char *buf, size_t n) {
     const char *p = choices;
     for (int i = 0; *p; i++) {
         const char *bar = strchr(p, '|');
@@ -326,7 +296,7 @@ static void fmt_double(char *buf, size_t n, double v) {
         snprintf(buf, n, "%s.0", t);
 }
 
-static void bound_text(char *buf, size_t n, const key_def *k, int integer) {
+static void bound_text(char *buf, size_t n, const job_key_def *k, int integer) {
     char lo[32], hi[32];
     snprintf(lo, sizeof lo, "%g", k->lo);
     snprintf(hi, sizeof hi, "%g", k->hi);
@@ -334,54 +304,54 @@ static void bound_text(char *buf, size_t n, const key_def *k, int integer) {
     int has_hi = integer ? k->hi < (double)INT_MAX : isfinite(k->hi);
     int has_lo = isfinite(k->lo);
     if (has_lo && has_hi)
-        snprintf(buf, n, "%s in %s%s, %s%s", what, (k->flags & LO_EXCL) ? "(" : "[", lo, hi,
-                 (k->flags & HI_EXCL) ? ")" : "]");
+        snprintf(buf, n, "%s in %s%s, %s%s", what, (k->flags & JOB_LO_EXCL) ? "(" : "[", lo, hi,
+                 (k->flags & JOB_HI_EXCL) ? ")" : "]");
     else if (has_lo)
-        snprintf(buf, n, "%s %s %s", what, (k->flags & LO_EXCL) ? ">" : "\u2265", lo);
+        snprintf(buf, n, "%s %s %s", what, (k->flags & JOB_LO_EXCL) ? ">" : "\u2265", lo);
     else
         snprintf(buf, n, "%s", what);
 }
 
 /* "what was expected" for a key, as the error sentences and `--keys` show it. */
-static void expected_text(const key_def *k, char *buf, size_t n) {
+void job_expected_text(const job_key_def *k, char *buf, size_t n) {
     switch (k->type) {
-    case K_STR:
+    case JOB_K_STR:
         snprintf(buf, n, "a string of at most %zu bytes", k->size - 1);
         break;
-    case K_NAME:
+    case JOB_K_NAME:
         snprintf(buf, n, "a non-empty name of letters, digits, '.', '_' or '-' (at most %zu bytes)",
                  k->size - 1);
         break;
-    case K_HOST:
+    case JOB_K_HOST:
         snprintf(buf, n, "a host name or IP address (or * to bind all)");
         break;
-    case K_WORD:
-    case K_ENUM:
+    case JOB_K_WORD:
+    case JOB_K_ENUM:
         snprintf(buf, n, "one of %s", k->choices);
         break;
-    case K_INT:
+    case JOB_K_INT:
         bound_text(buf, n, k, 1);
         break;
-    case K_U64:
+    case JOB_K_U64:
         snprintf(buf, n, "an integer in [0, 18446744073709551615]");
         break;
-    case K_DBL:
+    case JOB_K_DBL:
         bound_text(buf, n, k, 0);
         break;
-    case K_DBL2: {
+    case JOB_K_DBL2: {
         char one[96];
         bound_text(one, sizeof one, k, 0);
         snprintf(buf, n, "two numbers like 0.9,0.999, each %s", one + 9 /* after "a number " */);
         break;
     }
-    case K_BOOL:
+    case JOB_K_BOOL:
         snprintf(buf, n, "true or false");
         break;
-    case K_ENDPOINT:
+    case JOB_K_ENDPOINT:
         snprintf(buf, n,
                  "an endpoint tcp://HOST:PORT, ipc://PATH or inproc://NAME (empty: derived)");
         break;
-    case K_CURVE:
+    case JOB_K_CURVE:
         snprintf(buf, n, "a Z85 CURVE key of 40 characters (or empty)");
         break;
     }
@@ -423,9 +393,9 @@ static int parse_double(const char *s, double *out) {
     return 0;
 }
 
-static int in_bounds(const key_def *k, double v) {
-    if (k->flags & LO_EXCL ? !(v > k->lo) : !(v >= k->lo)) return 0;
-    if (k->flags & HI_EXCL ? !(v < k->hi) : !(v <= k->hi)) return 0;
+static int in_bounds(const job_key_def *k, double v) {
+    if (k->flags & JOB_LO_EXCL ? !(v > k->lo) : !(v >= k->lo)) return 0;
+    if (k->flags & JOB_HI_EXCL ? !(v < k->hi) : !(v <= k->hi)) return 0;
     return 1;
 }
 
@@ -483,51 +453,51 @@ static int parse_bool(const char *s, int *out) {
 
 /* ---------- setting one field ---------- */
 
-static int bad_value(const key_def *k, const char *key, const char *value, char *err,
+static int bad_value(const job_key_def *k, const char *key, const char *value, char *err,
                      size_t errlen) {
     char exp[256], sbuf[96];
-    expected_text(k, exp, sizeof exp);
+    job_expected_text(k, exp, sizeof exp);
     return seed_errf(err, errlen, "%s: expected %s, got '%s'", key, exp,
-                     shown(value, sbuf, sizeof sbuf));
+                     job_shown(value, sbuf, sizeof sbuf));
 }
 
 /* Parse value for key definition k into the struct at base. */
-static int set_field(const key_def *k, void *base, const char *key, const char *value, char *err,
-                     size_t errlen) {
+int job_field_set(const job_key_def *k, void *base, const char *key, const char *value, char *err,
+                  size_t errlen) {
     char *p = (char *)base + k->off;
     switch (k->type) {
-    case K_STR:
-    case K_NAME:
-    case K_HOST:
-    case K_WORD:
-    case K_ENDPOINT:
-    case K_CURVE: {
+    case JOB_K_STR:
+    case JOB_K_NAME:
+    case JOB_K_HOST:
+    case JOB_K_WORD:
+    case JOB_K_ENDPOINT:
+    case JOB_K_CURVE: {
         if (strlen(value) >= k->size) {
             char exp[256];
-            expected_text(k, exp, sizeof exp);
+            job_expected_text(k, exp, sizeof exp);
             return seed_errf(err, errlen, "%s: expected %s, got %zu bytes", key, exp,
                              strlen(value));
         }
-        int ok = k->type == K_STR        ? 1
-                 : k->type == K_NAME     ? valid_name(value)
-                 : k->type == K_HOST     ? valid_host(value) || !*value
-                 : k->type == K_WORD     ? choice_index(k->choices, value) >= 0
-                 : k->type == K_ENDPOINT ? valid_endpoint(value)
-                                         : valid_curve(value);
+        int ok = k->type == JOB_K_STR        ? 1
+                 : k->type == JOB_K_NAME     ? valid_name(value)
+                 : k->type == JOB_K_HOST     ? valid_host(value) || !*value
+                 : k->type == JOB_K_WORD     ? choice_index(k->choices, value) >= 0
+                 : k->type == JOB_K_ENDPOINT ? valid_endpoint(value)
+                                             : valid_curve(value);
         /* endpoints.host may not be empty: peers need somewhere to connect */
-        if (k->type == K_HOST && !*value && !strcmp(key, "endpoints.host")) ok = 0;
+        if (k->type == JOB_K_HOST && !*value && !strcmp(key, "endpoints.host")) ok = 0;
         if (!ok) return bad_value(k, key, value, err, errlen);
-        copy_str(p, k->size, value);
+        job_copy_str(p, k->size, value);
         return 0;
     }
-    case K_INT: {
+    case JOB_K_INT: {
         long long v;
         if (parse_int64(value, &v) || v < (long long)k->lo || v > (long long)k->hi)
             return bad_value(k, key, value, err, errlen);
         *(int *)p = (int)v;
         return 0;
     }
-    case K_U64: {
+    case JOB_K_U64: {
         char t[64];
         if (strlen(value) >= sizeof t) return bad_value(k, key, value, err, errlen);
         trim(value, t, sizeof t);
@@ -538,14 +508,14 @@ static int set_field(const key_def *k, void *base, const char *key, const char *
         *(uint64_t *)p = (uint64_t)v;
         return 0;
     }
-    case K_DBL: {
+    case JOB_K_DBL: {
         double v;
         if (parse_double(value, &v) || !in_bounds(k, v))
             return bad_value(k, key, value, err, errlen);
         *(double *)p = v;
         return 0;
     }
-    case K_DBL2: {
+    case JOB_K_DBL2: {
         char t[128];
         if (strlen(value) >= sizeof t) return bad_value(k, key, value, err, errlen);
         trim(value, t, sizeof t);
@@ -563,13 +533,13 @@ static int set_field(const key_def *k, void *base, const char *key, const char *
         ((double *)p)[1] = b;
         return 0;
     }
-    case K_BOOL: {
+    case JOB_K_BOOL: {
         int v;
         if (parse_bool(value, &v)) return bad_value(k, key, value, err, errlen);
         *(int *)p = v;
         return 0;
     }
-    case K_ENUM: {
+    case JOB_K_ENUM: {
         char t[64];
         int i = strlen(value) < sizeof t ? choice_index(k->choices, trim(value, t, sizeof t)) : -1;
         if (i < 0) return bad_value(k, key, value, err, errlen);
@@ -582,9 +552,9 @@ static int set_field(const key_def *k, void *base, const char *key, const char *
 
 /* ---------- key lookup and "did you mean" ---------- */
 
-static const key_def *find_key(const char *name) {
-    for (int i = 0; i < N_KEYS; i++)
-        if (!strcmp(KEYS[i].name, name)) return &KEYS[i];
+const job_key_def *job_key_find(const char *name) {
+    for (int i = 0; i < job_key_table_n; i++)
+        if (!strcmp(job_key_table[i].name, name)) return &job_key_table[i];
     return NULL;
 }
 
@@ -608,18 +578,19 @@ static int edit_distance(const char *a, const char *b) {
 }
 
 /* The closest known key (or section, when section != 0), or NULL. */
-static const char *suggest(const char *name, int section, char *buf, size_t n) {
+const char *job_suggest(const char *name, int section, char *buf, size_t n) {
     int best = 99;
     const char *dot = strrchr(name, '.');
     const char *last = dot ? dot + 1 : name;
     buf[0] = 0;
-    for (int i = 0; i < N_KEYS; i++) {
+    for (int i = 0; i < job_key_table_n; i++) {
         char cand[128];
         if (section) {
-            snprintf(cand, sizeof cand, "%.*s", (int)(strchr(KEYS[i].name, '.') - KEYS[i].name),
-                     KEYS[i].name);
+            snprintf(cand, sizeof cand, "%.*s",
+                     (int)(strchr(job_key_table[i].name, '.') - job_key_table[i].name),
+                     job_key_table[i].name);
         } else {
-            snprintf(cand, sizeof cand, "%s", KEYS[i].name);
+            snprintf(cand, sizeof cand, "%s", job_key_table[i].name);
         }
         int d = edit_distance(name, cand);
         /* the same leaf under another section ("algorithm.lr" -> "optim.lr") */
@@ -635,9 +606,9 @@ static const char *suggest(const char *name, int section, char *buf, size_t n) {
     return best <= limit ? buf : NULL;
 }
 
-static int unknown_key(const char *key, char *err, size_t errlen) {
+int job_unknown_key(const char *key, char *err, size_t errlen) {
     char sug[128];
-    const char *s = suggest(key, 0, sug, sizeof sug);
+    const char *s = job_suggest(key, 0, sug, sizeof sug);
     if (s) return seed_errf(err, errlen, "%s: unknown key (did you mean %s?)", key, s);
     return seed_errf(err, errlen, "%s: unknown key (`seedctl config --keys` lists them)", key);
 }
@@ -646,9 +617,9 @@ static int unknown_key(const char *key, char *err, size_t errlen) {
 
 static void env_entry_defaults(job_env *e, const char *name) {
     memset(e, 0, sizeof *e);
-    copy_str(e->name, sizeof e->name, name);
+    job_copy_str(e->name, sizeof e->name, name);
     e->weight = 1.0;
-    copy_str(e->split, sizeof e->split, "train");
+    job_copy_str(e->split, sizeof e->split, "train");
     e->max_steps = 0;
 }
 
@@ -659,21 +630,21 @@ static int env_option_set(job_env *e, const char *key, const char *okey, const c
         return seed_errf(err, errlen,
                          "%s: expected an option name of letters, digits, '_' or '-' (at most %d "
                          "bytes), got '%s'",
-                         key, JOB_OPTION_KEY_LEN - 1, shown(okey, sbuf, sizeof sbuf));
+                         key, JOB_OPTION_KEY_LEN - 1, job_shown(okey, sbuf, sizeof sbuf));
     if (strlen(value) >= JOB_OPTION_VALUE_LEN)
         return seed_errf(err, errlen, "%s: expected a value of at most %d bytes, got %zu bytes",
                          key, JOB_OPTION_VALUE_LEN - 1, strlen(value));
     for (int i = 0; i < e->n_options; i++)
         if (!strcmp(e->options[i].key, okey)) {
-            copy_str(e->options[i].value, JOB_OPTION_VALUE_LEN, value);
+            job_copy_str(e->options[i].value, JOB_OPTION_VALUE_LEN, value);
             return 0;
         }
     if (e->n_options >= JOB_MAX_ENV_OPTIONS)
         return seed_errf(err, errlen, "%s: too many options for env '%s' (at most %d)", key,
                          e->name, JOB_MAX_ENV_OPTIONS);
     job_option *o = &e->options[e->n_options++];
-    copy_str(o->key, JOB_OPTION_KEY_LEN, okey);
-    copy_str(o->value, JOB_OPTION_VALUE_LEN, value);
+    job_copy_str(o->key, JOB_OPTION_KEY_LEN, okey);
+    job_copy_str(o->value, JOB_OPTION_VALUE_LEN, value);
     return 0;
 }
 
@@ -697,16 +668,16 @@ static int env_set(job_config *job, const char *key, const char *value, char *er
             if (!valid_name(name) || strlen(name) >= JOB_NAME_LEN)
                 return seed_errf(err, errlen,
                                  "envs: expected a comma-separated list of env names, got '%s'",
-                                 shown(value, sbuf, sizeof sbuf));
+                                 job_shown(value, sbuf, sizeof sbuf));
             if (tmp.n_envs >= JOB_MAX_ENVS)
                 return seed_errf(err, errlen, "envs: at most %d envs, got more in '%s'",
-                                 JOB_MAX_ENVS, shown(value, sbuf, sizeof sbuf));
+                                 JOB_MAX_ENVS, job_shown(value, sbuf, sizeof sbuf));
             env_entry_defaults(&tmp.envs[tmp.n_envs++], name);
         }
         if (tmp.n_envs == 0)
             return seed_errf(err, errlen,
                              "envs: expected a comma-separated list of env names, got '%s'",
-                             shown(value, sbuf, sizeof sbuf));
+                             job_shown(value, sbuf, sizeof sbuf));
         memcpy(job->envs, tmp.envs, sizeof job->envs);
         job->n_envs = tmp.n_envs;
         return 0;
@@ -719,7 +690,7 @@ static int env_set(job_config *job, const char *key, const char *value, char *er
     if (idx < 0 || errno || (*end != '.' && *end != 0))
         return seed_errf(err, errlen,
                          "%s: unknown key (env keys are envs.N.name, envs.N.weight, "
-                         "envs.N.split, envs.N.max_steps, envs.N.options.KEY)",
+                         "envs.N.split, envs.N.max_steps, envs.N.tasks, envs.N.options.KEY)",
                          key);
     if (idx > job->n_envs || idx >= JOB_MAX_ENVS)
         return seed_errf(err, errlen,
@@ -729,7 +700,7 @@ static int env_set(job_config *job, const char *key, const char *value, char *er
     if (*end == 0)
         return seed_errf(err, errlen,
                          "%s: expected a field: envs.%ld.name, .weight, .split, "
-                         ".max_steps or .options.KEY",
+                         ".max_steps, .tasks or .options.KEY",
                          key, idx);
     const char *field = end + 1;
     job_env *e = &job->envs[idx];
@@ -743,18 +714,18 @@ static int env_set(job_config *job, const char *key, const char *value, char *er
     if (!strncmp(field, "options.", 8)) {
         rc = env_option_set(e, key, field + 8, value, err, errlen);
     } else {
-        const key_def *k = NULL;
-        for (int i = 0; i < N_ENV_KEYS; i++)
-            if (!strcmp(ENV_KEYS[i].name, field)) k = &ENV_KEYS[i];
+        const job_key_def *k = NULL;
+        for (int i = 0; i < job_env_key_table_n; i++)
+            if (!strcmp(job_env_key_table[i].name, field)) k = &job_env_key_table[i];
         if (!k)
             return seed_errf(err, errlen,
                              "%s: unknown key (env keys are envs.N.name, "
                              "envs.N.weight, envs.N.split, envs.N.max_steps, "
-                             "envs.N.options.KEY)",
+                             "envs.N.tasks, envs.N.options.KEY)",
                              key);
         char old_name[JOB_NAME_LEN];
-        copy_str(old_name, sizeof old_name, e->name);
-        rc = set_field(k, e, key, value, err, errlen);
+        job_copy_str(old_name, sizeof old_name, e->name);
+        rc = job_field_set(k, e, key, value, err, errlen);
         /* options and max_steps belong to the old env: a new name starts clean */
         if (!rc && k->off == offsetof(job_env, name) && old_name[0] && strcmp(old_name, e->name))
             env_entry_defaults(e, value);
@@ -770,7 +741,7 @@ static int env_set(job_config *job, const char *key, const char *value, char *er
 
 void job_defaults(job_config *job) {
     memset(job, 0, sizeof *job);
-    copy_str(job->job.name, sizeof job->job.name, "seed-default");
+    job_copy_str(job->job.name, sizeof job->job.name, "seed-default");
     job->job.seed = 1;
     job->job.total_steps = 40;
     job->job.log_level = JOB_LOG_INFO;
@@ -828,8 +799,8 @@ void job_defaults(job_config *job) {
     job->actor.groups_in_flight = 2;
 
     job->analyzer.skill_source = JOB_SKILL_SELF;
-    copy_str(job->analyzer.http_api_key_env, sizeof job->analyzer.http_api_key_env,
-             "OPENAI_API_KEY");
+    job_copy_str(job->analyzer.http_api_key_env, sizeof job->analyzer.http_api_key_env,
+                 "OPENAI_API_KEY");
     job->analyzer.http_timeout_ms = 60000;
     job->analyzer.http_retries = 3;
     job->analyzer.http_backoff_ms = 500;
@@ -837,7 +808,7 @@ void job_defaults(job_config *job) {
     job->analyzer.max_step_skills = 5;
     job->analyzer.batch_tokens = 8192;
 
-    copy_str(job->endpoints.host, sizeof job->endpoints.host, "127.0.0.1");
+    job_copy_str(job->endpoints.host, sizeof job->endpoints.host, "127.0.0.1");
     job->endpoints.base_port = 5550;
 
     job->roles.actors = 2;
@@ -856,7 +827,7 @@ void job_defaults(job_config *job) {
     job->status.window = 256;
     job->eval.every = 10;
     job->eval.episodes = 32;
-    copy_str(job->eval.split, sizeof job->eval.split, "unseen");
+    job_copy_str(job->eval.split, sizeof job->eval.split, "unseen");
     job->eval.seed = 0;
     job->eval.temperature = 0.0;
     job->eval.batch = 16;
@@ -874,9 +845,9 @@ void job_defaults(job_config *job) {
 int job_set(job_config *job, const char *key, const char *value, char *err, size_t errlen) {
     if (!strncmp(key, "envs", 4) && (key[4] == 0 || key[4] == '.'))
         return env_set(job, key, value, err, errlen);
-    const key_def *k = find_key(key);
-    if (!k) return unknown_key(key, err, errlen);
-    return set_field(k, job, key, value, err, errlen);
+    const job_key_def *k = job_key_find(key);
+    if (!k) return job_unknown_key(key, err, errlen);
+    return job_field_set(k, job, key, value, err, errlen);
 }
 
 int job_set_arg(job_config *job, const char *arg, char *err, size_t errlen) {
@@ -886,777 +857,74 @@ int job_set_arg(job_config *job, const char *arg, char *err, size_t errlen) {
         return seed_errf(err, errlen,
                          "'%s': expected an override key=value, like "
                          "algorithm.group_size=8",
-                         shown(arg, sbuf, sizeof sbuf));
+                         job_shown(arg, sbuf, sizeof sbuf));
     char key[256];
     if ((size_t)(eq - arg) >= sizeof key)
-        return seed_errf(err, errlen, "'%s': key too long", shown(arg, sbuf, sizeof sbuf));
+        return seed_errf(err, errlen, "'%s': key too long", job_shown(arg, sbuf, sizeof sbuf));
     snprintf(key, sizeof key, "%.*s", (int)(eq - arg), arg);
     return job_set(job, key, eq + 1, err, errlen);
 }
 
-/* ---------- YAML loading ---------- */
-
-typedef struct yaml_ctx {
-    yaml_document_t *doc;
-    job_config *job;
-    const char *name; /* file name for messages */
-    char *err;
-    size_t errlen;
-} yaml_ctx;
-
-static const char *node_kind(yaml_node_t *n) {
-    return n->type == YAML_MAPPING_NODE    ? "a mapping"
-           : n->type == YAML_SEQUENCE_NODE ? "a list"
-                                           : "a scalar";
-}
-
-/* Prefix "FILE:LINE: " to the sentence job_set left in err. */
-static int at_line(yaml_ctx *c, yaml_node_t *n, int rc) {
-    if (rc && c->err && c->errlen) {
-        char tmp[SEED_ERRLEN];
-        snprintf(tmp, sizeof tmp, "%s", c->err);
-        snprintf(c->err, c->errlen, "%s:%zu: %s", c->name, n->start_mark.line + 1, tmp);
-    }
-    return rc;
-}
-
-static const char *scalar_text(yaml_node_t *n) {
-    const char *v = (const char *)n->data.scalar.value;
-    /* plain null spellings mean "empty" (a string key set to nothing) */
-    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-        (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL")))
-        return "";
-    return v;
-}
-
-/* Is `prefix` a section that holds keys ("algorithm", "envs.0", "envs.0.options")? */
-static int is_section(const char *prefix) {
-    size_t l = strlen(prefix);
-    for (int i = 0; i < N_KEYS; i++)
-        if (!strncmp(KEYS[i].name, prefix, l) && KEYS[i].name[l] == '.') return 1;
-    if (!strncmp(prefix, "envs.", 5)) {
-        const char *p = prefix + 5;
-        if (!isdigit((unsigned char)*p)) return 0;
-        while (isdigit((unsigned char)*p)) p++;
-        return *p == 0 || !strcmp(p, ".options");
-    }
-    return 0;
-}
-
-static int load_value(yaml_ctx *c, const char *full, yaml_node_t *v);
-
-static int load_mapping(yaml_ctx *c, yaml_node_t *map, const char *prefix) {
-    for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
-         pr++) {
-        yaml_node_t *k = yaml_document_get_node(c->doc, pr->key);
-        yaml_node_t *v = yaml_document_get_node(c->doc, pr->value);
-        if (k->type != YAML_SCALAR_NODE)
-            return at_line(c, k,
-                           seed_errf(c->err, c->errlen, "%s%sexpected a key name, got %s", prefix,
-                                     *prefix ? ": " : "", node_kind(k)));
-        const char *kt = (const char *)k->data.scalar.value;
-        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pr; q++) {
-            yaml_node_t *qk = yaml_document_get_node(c->doc, q->key);
-            if (qk->type == YAML_SCALAR_NODE && !strcmp((const char *)qk->data.scalar.value, kt))
-                return at_line(c, k,
-                               seed_errf(c->err, c->errlen, "%s%s%s: set twice (first on line %zu)",
-                                         prefix, *prefix ? "." : "", kt, qk->start_mark.line + 1));
-        }
-        char full[512];
-        if (snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", kt) >=
-            (int)sizeof full)
-            return at_line(c, k, seed_errf(c->err, c->errlen, "%.64s...: key too long", full));
-        int rc = load_value(c, full, v);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-static int load_value(yaml_ctx *c, const char *full, yaml_node_t *v) {
-    const key_def *k = find_key(full);
-    if (v->type == YAML_SCALAR_NODE) {
-        if (!k && is_section(full) && !*scalar_text(v)) return 0; /* "algorithm:" alone */
-        /* a list in a file ("envs: 5" is not one; "envs=a,b" is the command line's form) */
-        char sbuf[96];
-        if (!strcmp(full, "envs") && *scalar_text(v))
-            return at_line(c, v,
-                           seed_errf(c->err, c->errlen,
-                                     "envs: expected a list of env entries (- name: sokoban "
-                                     "...), got '%s'",
-                                     shown(scalar_text(v), sbuf, sizeof sbuf)));
-        if (!k && is_section(full))
-            return at_line(c, v,
-                           seed_errf(c->err, c->errlen,
-                                     "%s: expected a mapping of %s.* keys, got '%s'", full, full,
-                                     scalar_text(v)));
-        return at_line(c, v, job_set(c->job, full, scalar_text(v), c->err, c->errlen)) ? -1 : 0;
-    }
-    if (v->type == YAML_MAPPING_NODE) {
-        if (!strcmp(full, "envs"))
-            return at_line(c, v,
-                           seed_errf(c->err, c->errlen,
-                                     "envs: expected a list of env entries (- name: "
-                                     "sokoban ...), got a mapping"));
-        if (k) {
-            char exp[256];
-            expected_text(k, exp, sizeof exp);
-            return at_line(
-                c, v, seed_errf(c->err, c->errlen, "%s: expected %s, got a mapping", full, exp));
-        }
-        if (!strncmp(full, "envs.", 5) && strstr(full, ".options."))
-            return at_line(c, v,
-                           seed_errf(c->err, c->errlen,
-                                     "%s: expected a text value (options reach the env as "
-                                     "text), got a mapping",
-                                     full));
-        if (!is_section(full)) {
-            if (!strchr(full, '.')) {
-                char sug[128];
-                const char *s = suggest(full, 1, sug, sizeof sug);
-                return at_line(c, v,
-                               seed_errf(c->err, c->errlen, "%s: unknown section%s%s%s", full,
-                                         s ? " (did you mean " : "", s ? s : "", s ? "?)" : ""));
-            }
-            return at_line(c, v, unknown_key(full, c->err, c->errlen));
-        }
-        return load_mapping(c, v, full);
-    }
-    /* a list */
-    int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
-    if (!strncmp(full, "envs.", 5) && strstr(full, ".options."))
-        return at_line(c, v,
-                       seed_errf(c->err, c->errlen,
-                                 "%s: expected a text value (options reach the env as text), "
-                                 "got a list",
-                                 full));
-    if (!strcmp(full, "envs")) {
-        c->job->n_envs = 0; /* a list in the file replaces the list */
-        for (int i = 0; i < n; i++) {
-            yaml_node_t *it = yaml_document_get_node(c->doc, v->data.sequence.items.start[i]);
-            char pre[32];
-            snprintf(pre, sizeof pre, "envs.%d", i);
-            int rc;
-            if (it->type == YAML_SCALAR_NODE) { /* "- sokoban": a name alone */
-                char key[48];
-                snprintf(key, sizeof key, "%s.name", pre);
-                rc = at_line(c, it, job_set(c->job, key, scalar_text(it), c->err, c->errlen));
-            } else if (it->type == YAML_MAPPING_NODE) {
-                rc = load_mapping(c, it, pre);
-            } else {
-                rc = at_line(c, it,
-                             seed_errf(c->err, c->errlen,
-                                       "%s: expected an env entry (a mapping), got a list", pre));
-            }
-            if (rc) return rc;
-            if (c->job->n_envs != i + 1 || !c->job->envs[i].name[0])
-                return at_line(
-                    c, it, seed_errf(c->err, c->errlen, "%s.name: an env entry needs a name", pre));
-        }
-        return 0;
-    }
-    if (k && k->type == K_DBL2) {
-        char joined[256] = "";
-        for (int i = 0; i < n; i++) {
-            yaml_node_t *it = yaml_document_get_node(c->doc, v->data.sequence.items.start[i]);
-            if (it->type != YAML_SCALAR_NODE)
-                return at_line(c, it,
-                               seed_errf(c->err, c->errlen, "%s: expected numbers, got %s", full,
-                                         node_kind(it)));
-            size_t l = strlen(joined);
-            snprintf(joined + l, sizeof joined - l, "%s%s", i ? "," : "", scalar_text(it));
-        }
-        return at_line(c, v, job_set(c->job, full, joined, c->err, c->errlen)) ? -1 : 0;
-    }
-    if (k) {
-        char exp[256];
-        expected_text(k, exp, sizeof exp);
-        return at_line(c, v,
-                       seed_errf(c->err, c->errlen, "%s: expected %s, got a list", full, exp));
-    }
-    if (is_section(full))
-        return at_line(c, v,
-                       seed_errf(c->err, c->errlen,
-                                 "%s: expected a mapping of %s.* keys, got a list", full, full));
-    return at_line(c, v, unknown_key(full, c->err, c->errlen));
-}
-
-int job_load_string(job_config *job, const char *text, size_t len, const char *name, char *err,
-                    size_t errlen) {
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser))
-        return seed_errf(err, errlen, "%s: cannot initialize the YAML parser", name);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        int rc = seed_errf(err, errlen, "%s:%zu: YAML syntax error: %s%s%s (column %zu)", name,
-                           parser.problem_mark.line + 1, parser.problem ? parser.problem : "?",
-                           parser.context ? ", " : "", parser.context ? parser.context : "",
-                           parser.problem_mark.column + 1);
-        yaml_parser_delete(&parser);
-        return rc;
-    }
-    int rc = 0;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (root) {                 /* an empty file changes nothing */
-        job_config work = *job; /* all or nothing: a failing file leaves *job as it was */
-        yaml_ctx c = {&doc, &work, name, err, errlen};
-        if (root->type != YAML_MAPPING_NODE)
-            rc = at_line(&c, root,
-                         seed_errf(err, errlen,
-                                   "expected a mapping of sections (job:, model:, "
-                                   "...) at the top, got %s",
-                                   node_kind(root)));
-        else
-            rc = load_mapping(&c, root, "");
-        if (!rc) {
-            yaml_document_t more;
-            if (!yaml_parser_load(&parser, &more)) {
-                rc = seed_errf(err, errlen, "%s:%zu: YAML syntax error: %s (column %zu)", name,
-                               parser.problem_mark.line + 1, parser.problem ? parser.problem : "?",
-                               parser.problem_mark.column + 1);
-            } else {
-                if (yaml_document_get_root_node(&more))
-                    rc = seed_errf(err, errlen,
-                                   "%s:%zu: expected one YAML document, found a second one", name,
-                                   more.start_mark.line + 1);
-                yaml_document_delete(&more);
-            }
-        }
-        if (!rc) *job = work;
-    }
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    return rc;
-}
-
-int job_load_file(job_config *job, const char *path, char *err, size_t errlen) {
-    char *text;
-    size_t len;
-    if (seed_read_file(path, &text, &len, err, errlen)) return -1;
-    int rc = job_load_string(job, text, len, path, err, errlen);
-    free(text);
-    return rc;
-}
-
-/* ---------- resolve ---------- */
-
-int job_endpoint(const job_config *job, const char *name, int bind, char *buf, size_t buflen,
-                 char *err, size_t errlen) {
-    int idx = -1;
-    for (int i = 0; i < 6; i++)
-        if (!strcmp(ENDPOINT_NAMES[i], name)) idx = i;
-    if (idx < 0)
-        return seed_errf(err, errlen,
-                         "unknown endpoint '%s' (expected groups_in, groups_out, scored_in, "
-                         "weights, telemetry or status)",
-                         name);
-    const char *set = (const char *)job + offsetof(job_config, endpoints.groups_in) +
-                      (size_t)idx * JOB_ENDPOINT_LEN;
-    char ep[JOB_ENDPOINT_LEN + 32];
-    if (set[0])
-        snprintf(ep, sizeof ep, "%s", set);
-    else
-        snprintf(ep, sizeof ep, "tcp://%s:%d", job->endpoints.host, job->endpoints.base_port + idx);
-    if (bind && job->endpoints.bind_host[0] && !strncmp(ep, "tcp://", 6)) {
-        const char *colon = strrchr(ep + 6, ':');
-        char port[16];
-        snprintf(port, sizeof port, "%s", colon ? colon + 1 : "*");
-        snprintf(ep, sizeof ep, "tcp://%s:%s", job->endpoints.bind_host, port);
-    }
-    if (strlen(ep) >= buflen)
-        return seed_errf(err, errlen, "endpoints.%s: '%s' does not fit in %zu bytes", name, ep,
-                         buflen);
-    snprintf(buf, buflen, "%s", ep);
-    return 0;
-}
-
-static int field_equal(const key_def *k, const void *a, const void *b);
-static void fmt_value(const key_def *k, const void *base, char *buf, size_t n);
-
-/* Keys a mode cannot honour (shared/ARCHITECTURE.md section 1). Set to anything but the
- * built-in default, or the neutral value resolution itself writes, they are an error:
- * a baseline must not silently run a different configuration than the one asked for. */
-typedef struct mode_rule {
-    const char *key;
-    unsigned modes;      /* bit (1 << job_mode) for each mode that ignores the key */
-    const char *neutral; /* what resolution writes in those modes, or NULL */
-    const char *why;
-    int (*honoured)(const job_config *job); /* NULL, or 1 where the key is read anyway */
-} mode_rule;
-
-/* Stage 1 takes its skill labels from the endpoint in every mode (learner/warmstart.c). */
-static int http_labels_stage1(const job_config *job) {
-    return job->analyzer.skill_source == JOB_SKILL_HTTP && job->algorithm.stage1_steps > 0;
-}
-
-#define MODE_BIT(m) (1u << JOB_MODE_##m)
-static const mode_rule MODE_RULES[] = {
-    {"algorithm.w_opd", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), "0",
-     "the mode has no distillation term", NULL},
-    {"algorithm.c_opd", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
-     "the mode has no distillation term", NULL},
-    {"algorithm.opd_loss", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), "none",
-     "the mode has no distillation term", NULL},
-    {"algorithm.opd_loss_coef", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), "0",
-     "the mode has no distillation term", NULL},
-    {"algorithm.skill_library", MODE_BIT(SEED) | MODE_BIT(GRPO), NULL,
-     "only skill_prompt and static_skills read a skill library", NULL},
-    {"analyzer.skill_source", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
-     "the analyzer writes no skills in this mode (stage 1 reads only http)", http_labels_stage1},
-    {"analyzer.skill_source", MODE_BIT(STATIC_SKILLS), NULL,
-     "the skill library takes the place of written skills (stage 1 reads only http)",
-     http_labels_stage1},
-    {"analyzer.max_step_skills", MODE_BIT(GRPO), NULL, "the mode uses no skills", NULL},
-};
-
-static int check_mode_keys(job_config *job, char *err, size_t errlen) {
-    job_config *def = malloc(sizeof *def), *neu = malloc(sizeof *neu);
-    if (!def || !neu) {
-        free(def);
-        free(neu);
-        return seed_errf(err, errlen, "out of memory checking the job");
-    }
-    job_defaults(def);
-    char mode[32], val[JOB_PATH_LEN + 8], dval[64];
-    choice_name(find_key("algorithm.mode")->choices, job->algorithm.mode, mode, sizeof mode);
-    int rc = 0;
-    for (size_t i = 0; i < sizeof MODE_RULES / sizeof MODE_RULES[0] && !rc; i++) {
-        const mode_rule *r = &MODE_RULES[i];
-        if (!(r->modes & (1u << job->algorithm.mode)) || (r->honoured && r->honoured(job)))
-            continue;
-        const key_def *k = find_key(r->key);
-        if (field_equal(k, job, def)) continue;
-        *neu = *def;
-        if (r->neutral && set_field(k, neu, r->key, r->neutral, NULL, 0) == 0 &&
-            field_equal(k, job, neu))
-            continue;
-        fmt_value(k, job, val, sizeof val);
-        fmt_value(k, def, dval, sizeof dval);
-        rc = seed_errf(err, errlen,
-                       "%s: '%s' cannot be honoured in algorithm.mode %s: %s (expected the "
-                       "default%s%s%s%s)",
-                       r->key, val, mode, r->why, dval[0] ? " " : ", empty", dval,
-                       r->neutral ? " or " : "", r->neutral ? r->neutral : "");
-    }
-    if (!rc && job->algorithm.opd_loss == JOB_OPD_NONE && job->algorithm.opd_loss_coef != 0.0) {
-        fmt_value(find_key("algorithm.opd_loss_coef"), job, val, sizeof val);
-        rc = seed_errf(err, errlen,
-                       "algorithm.opd_loss_coef: '%s' cannot be honoured with algorithm.opd_loss "
-                       "none (expected 0, or opd_loss delta or importance)",
-                       val);
-    }
-    free(def);
-    free(neu);
-    return rc;
-}
-
-/* Hosts only this machine reaches: 127.0.0.0/8, ::1, localhost and the loopback device. */
-static int loopback_host(const char *h) {
-    return !strncmp(h, "127.", 4) || !strcmp(h, "localhost") || !strcmp(h, "::1") ||
-           !strcmp(h, "[::1]") || !strcmp(h, "lo");
-}
-
-/* Safe network defaults (docs/DESIGN.md, "Threat model"): an endpoint bound beyond loopback
- * without CURVE keys lets anyone who reaches it read the weights and feed the training, so
- * it is refused unless endpoints.insecure says so. A job with a key pair and no server key
- * is one key pair shared by every role: its clients trust curve_public. */
-static int check_bind_security(job_config *job, char *err, size_t errlen) {
-    int curve = job->endpoints.curve_secret[0] != 0;
-    if (job->endpoints.curve_allowed_keys[0] && !curve)
-        return seed_errf(err, errlen,
-                         "endpoints.curve_allowed_keys: '%s' needs the learner's key pair "
-                         "(endpoints.curve_public and endpoints.curve_secret): without CURVE no "
-                         "key is checked",
-                         job->endpoints.curve_allowed_keys);
-    if (curve && !job->endpoints.curve_server_key[0])
-        copy_str(job->endpoints.curve_server_key, sizeof job->endpoints.curve_server_key,
-                 job->endpoints.curve_public);
-    if (curve || job->endpoints.insecure) return 0;
-    for (int i = 0; i < 6; i++) {
-        char ep[JOB_ENDPOINT_LEN], derived[JOB_ENDPOINT_LEN + 32], host[JOB_ENDPOINT_LEN];
-        if (job_endpoint(job, ENDPOINT_NAMES[i], 1, ep, sizeof ep, err, errlen)) return -1;
-        if (strncmp(ep, "tcp://", 6)) continue; /* ipc, inproc: this machine only */
-        const char *hp = ep + 6, *colon = strrchr(hp, ':');
-        snprintf(host, sizeof host, "%.*s", (int)(colon ? (size_t)(colon - hp) : strlen(hp)), hp);
-        if (loopback_host(host)) continue;
-        /* name the key the operator wrote */
-        snprintf(derived, sizeof derived, "tcp://%s:%d", job->endpoints.host,
-                 job->endpoints.base_port + i);
-        const char *slot =
-            (char *)job + offsetof(job_config, endpoints.groups_in) + (size_t)i * JOB_ENDPOINT_LEN;
-        char key[64];
-        if (job->endpoints.bind_host[0])
-            snprintf(key, sizeof key, "endpoints.bind_host");
-        else if (!slot[0] || !strcmp(slot, derived))
-            snprintf(key, sizeof key, "endpoints.host");
-        else
-            snprintf(key, sizeof key, "endpoints.%s", ENDPOINT_NAMES[i]);
-        return seed_errf(err, errlen,
-                         "%s: binding '%s' (%s) beyond loopback without CURVE keys is refused: "
-                         "anyone who reaches it could read the weights and feed the training. "
-                         "Set endpoints.curve_public and endpoints.curve_secret (`seedctl keygen "
-                         "NAME` writes a pair), or endpoints.insecure: true to accept the risk",
-                         key, host, ep);
-    }
-    return 0;
-}
-
-int job_resolve(job_config *job, char *err, size_t errlen) {
-    char tmp[JOB_PATH_LEN + 64];
-    if (!job->job.run_dir[0]) {
-        snprintf(tmp, sizeof tmp, "runs/%s", job->job.name);
-        if (strlen(tmp) >= sizeof job->job.run_dir)
-            return seed_errf(err, errlen, "job.run_dir: 'runs/%s' is too long", job->job.name);
-        copy_str(job->job.run_dir, sizeof job->job.run_dir, tmp);
-    }
-    if (!job->checkpoint.dir[0]) {
-        snprintf(tmp, sizeof tmp, "%s/ckpt", job->job.run_dir);
-        if (strlen(tmp) >= sizeof job->checkpoint.dir)
-            return seed_errf(err, errlen, "checkpoint.dir: '%s' is too long", tmp);
-        copy_str(job->checkpoint.dir, sizeof job->checkpoint.dir, tmp);
-    }
-    if (!job->model.path[0]) {
-        /* not found stays empty; job_find_default_model names where it looked */
-        char p[JOB_PATH_LEN];
-        if (job_find_default_model(p, sizeof p, NULL, 0) == 0)
-            copy_str(job->model.path, sizeof job->model.path, p);
-    }
-    for (int i = 0; i < 6; i++) {
-        char *slot =
-            (char *)job + offsetof(job_config, endpoints.groups_in) + (size_t)i * JOB_ENDPOINT_LEN;
-        if (!slot[0] &&
-            job_endpoint(job, ENDPOINT_NAMES[i], 0, slot, JOB_ENDPOINT_LEN, err, errlen))
-            return -1;
-    }
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < i; j++) {
-            const char *a = (char *)job + offsetof(job_config, endpoints.groups_in) +
-                            (size_t)i * JOB_ENDPOINT_LEN;
-            const char *b = (char *)job + offsetof(job_config, endpoints.groups_in) +
-                            (size_t)j * JOB_ENDPOINT_LEN;
-            if (!strcmp(a, b))
-                return seed_errf(err, errlen,
-                                 "endpoints.%s: expected an endpoint of its own, got "
-                                 "'%s', the same as endpoints.%s",
-                                 ENDPOINT_NAMES[i], a, ENDPOINT_NAMES[j]);
-        }
-    /* the learner binds /metrics on the same host as its tcp endpoints */
-    for (int i = 0; i < 6 && job->endpoints.metrics_port > 0; i++) {
-        const char *ep =
-            (char *)job + offsetof(job_config, endpoints.groups_in) + (size_t)i * JOB_ENDPOINT_LEN;
-        const char *colon = strrchr(ep, ':');
-        if (!strncmp(ep, "tcp://", 6) && colon && atoi(colon + 1) == job->endpoints.metrics_port)
-            return seed_errf(err, errlen,
-                             "endpoints.metrics_port: expected a port of its own, got %d, the "
-                             "port of endpoints.%s (%s)",
-                             job->endpoints.metrics_port, ENDPOINT_NAMES[i], ep);
-    }
-    if (check_mode_keys(job, err, errlen)) return -1;
-    if ((job->algorithm.mode == JOB_MODE_SKILL_PROMPT ||
-         job->algorithm.mode == JOB_MODE_STATIC_SKILLS))
-        job_default_skill_library(job);
-    if (job->algorithm.mode == JOB_MODE_GRPO || job->algorithm.mode == JOB_MODE_SKILL_PROMPT) {
-        /* these modes have no distillation signal: say so in the effective config */
-        job->algorithm.w_opd = 0.0;
-        job->algorithm.opd_loss = JOB_OPD_NONE;
-        job->algorithm.opd_loss_coef = 0.0;
-    }
-    if (job->n_envs < 1) return seed_errf(err, errlen, "envs: expected at least one env, got none");
-    for (int i = 0; i < job->n_envs; i++) {
-        if (!job->envs[i].name[0])
-            return seed_errf(err, errlen, "envs.%d.name: an env entry needs a name", i);
-        char sbuf[96];
-        if (!env_lookup(job->envs[i].name))
-            return seed_errf(err, errlen, "envs.%d.name: unknown env '%s' (known: %s)", i,
-                             shown(job->envs[i].name, sbuf, sizeof sbuf), env_names());
-    }
-    if (job->optim.micro_batch_tokens > job->optim.tokens_per_step)
-        return seed_errf(err, errlen,
-                         "optim.micro_batch_tokens: expected at most optim.tokens_per_step (%d), "
-                         "got %d",
-                         job->optim.tokens_per_step, job->optim.micro_batch_tokens);
-    /* a sample longer than a micro-batch is dropped, never cut: the longest step the
-     * actor can send must fit (with max_prompt_tokens 0 the learner checks the model's
-     * context length at start) */
-    if (job->sampling.max_prompt_tokens > 0 &&
-        job->optim.micro_batch_tokens <
-            (int64_t)job->sampling.max_prompt_tokens + job->sampling.max_new_tokens)
-        return seed_errf(err, errlen,
-                         "optim.micro_batch_tokens: expected at least sampling.max_prompt_tokens "
-                         "+ sampling.max_new_tokens (%d + %d), got %d",
-                         job->sampling.max_prompt_tokens, job->sampling.max_new_tokens,
-                         job->optim.micro_batch_tokens);
-    if (job->analyzer.skill_source == JOB_SKILL_HTTP && !job->analyzer.http_endpoint[0])
-        return seed_errf(err, errlen,
-                         "analyzer.http_endpoint: expected a URL because "
-                         "analyzer.skill_source is http, got ''");
-    if (job->analyzer.skill_source == JOB_SKILL_HTTP &&
-        strncmp(job->analyzer.http_endpoint, "http://", 7) != 0 &&
-        strncmp(job->analyzer.http_endpoint, "https://", 8) != 0)
-        return seed_errf(err, errlen,
-                         "analyzer.http_endpoint: expected an http:// or https:// base URL "
-                         "(e.g. http://127.0.0.1:8000/v1), got '%s'",
-                         job->analyzer.http_endpoint);
-    if (!job->endpoints.curve_public[0] != !job->endpoints.curve_secret[0])
-        return seed_errf(err, errlen,
-                         "endpoints.curve_%s: expected a key because "
-                         "endpoints.curve_%s is set, got ''",
-                         job->endpoints.curve_public[0] ? "secret" : "public",
-                         job->endpoints.curve_public[0] ? "public" : "secret");
-    if (check_bind_security(job, err, errlen)) return -1;
-    if (job->roles.restart_backoff_max_s < job->roles.restart_backoff_s)
-        return seed_errf(err, errlen,
-                         "roles.restart_backoff_max_s: expected at least roles.restart_backoff_s "
-                         "(%g), got %g",
-                         job->roles.restart_backoff_s, job->roles.restart_backoff_max_s);
-    if (job->wire.heartbeat_timeout_ms <= job->wire.heartbeat_ms)
-        return seed_errf(err, errlen,
-                         "wire.heartbeat_timeout_ms: expected more than wire.heartbeat_ms (%d), "
-                         "got %d",
-                         job->wire.heartbeat_ms, job->wire.heartbeat_timeout_ms);
-    return 0;
-}
-
-int job_build(job_config *job, const char *path, int n_overrides, char *const *overrides, char *err,
-              size_t errlen) {
-    job_defaults(job);
-    if (path && job_load_file(job, path, err, errlen)) return -1;
-    for (int i = 0; i < n_overrides; i++) {
-        if (job_set_arg(job, overrides[i], err, errlen)) {
-            char tmp[SEED_ERRLEN];
-            snprintf(tmp, sizeof tmp, "%s", err ? err : "");
-            return seed_errf(err, errlen, "command line: %s", tmp);
-        }
-    }
-    return job_resolve(job, err, errlen);
-}
-
-/* ---------- writing ---------- */
+/* ---------- a value as text ---------- */
 
 /* Plain text of a field's value (strings unquoted). */
-static void fmt_value(const key_def *k, const void *base, char *buf, size_t n) {
+void job_field_text(const job_key_def *k, const void *base, char *buf, size_t n) {
     const char *p = (const char *)base + k->off;
     switch (k->type) {
-    case K_STR:
-    case K_NAME:
-    case K_HOST:
-    case K_WORD:
-    case K_ENDPOINT:
-    case K_CURVE:
+    case JOB_K_STR:
+    case JOB_K_NAME:
+    case JOB_K_HOST:
+    case JOB_K_WORD:
+    case JOB_K_ENDPOINT:
+    case JOB_K_CURVE:
         snprintf(buf, n, "%s", p);
         break;
-    case K_INT:
+    case JOB_K_INT:
         snprintf(buf, n, "%d", *(const int *)p);
         break;
-    case K_U64:
+    case JOB_K_U64:
         snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)p);
         break;
-    case K_DBL:
+    case JOB_K_DBL:
         fmt_double(buf, n, *(const double *)p);
         break;
-    case K_DBL2: {
+    case JOB_K_DBL2: {
         char a[32], b[32];
         fmt_double(a, sizeof a, ((const double *)p)[0]);
         fmt_double(b, sizeof b, ((const double *)p)[1]);
         snprintf(buf, n, "[%s, %s]", a, b);
         break;
     }
-    case K_BOOL:
+    case JOB_K_BOOL:
         snprintf(buf, n, "%s", *(const int *)p ? "true" : "false");
         break;
-    case K_ENUM:
-        choice_name(k->choices, *(const int *)p, buf, n);
+    case JOB_K_ENUM:
+        job_choice_name(k->choices, *(const int *)p, buf, n);
         break;
     }
 }
 
-static int is_text(const key_def *k) {
-    return k->type == K_STR || k->type == K_NAME || k->type == K_HOST || k->type == K_WORD ||
-           k->type == K_ENDPOINT || k->type == K_CURVE;
-}
-
-/* A YAML double-quoted scalar. */
-static void yaml_quoted(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p == '\t')
-            fputs("\\t", f);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(f, "\\x%02x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-static void yaml_line(FILE *f, const char *lead, const char *leaf, const key_def *k,
-                      const void *base, int comments) {
-    char v[JOB_PATH_LEN + 64];
-    fmt_value(k, base, v, sizeof v);
-    char *line = NULL;
-    size_t len = 0;
-    FILE *lf = open_memstream(&line, &len);
-    if (!lf) return;
-    fprintf(lf, "%s%s: ", lead, leaf);
-    if (is_text(k))
-        yaml_quoted(lf, v);
-    else
-        fputs(v, lf);
-    fclose(lf);
-    if (comments && k->doc)
-        fprintf(f, "%-44s # %s\n", line, k->doc);
-    else
-        fprintf(f, "%s\n", line);
-    free(line);
-}
-
-static void yaml_envs(FILE *f, const job_config *job, int comments) {
-    if (comments)
-        fprintf(f, "%-44s # %s\n", "envs:", "one entry per env; options go to the env as text");
-    else
-        fprintf(f, "envs:\n");
-    if (job->n_envs == 0) fprintf(f, "  []\n");
-    for (int e = 0; e < job->n_envs; e++) {
-        const job_env *ev = &job->envs[e];
-        for (int j = 0; j < N_ENV_KEYS; j++)
-            yaml_line(f, j == 0 ? "  - " : "    ", ENV_KEYS[j].name, &ENV_KEYS[j], ev,
-                      comments && e == 0);
-        fprintf(f, "    options:%s\n", ev->n_options ? "" : " {}");
-        for (int o = 0; o < ev->n_options; o++) {
-            fprintf(f, "      %s: ", ev->options[o].key);
-            yaml_quoted(f, ev->options[o].value);
-            fputc('\n', f);
-        }
-    }
-}
-
-char *job_to_yaml(const job_config *job, int flags) {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    if (!f) return NULL;
-    int comments = flags & JOB_YAML_COMMENTS;
-    if (comments)
-        fprintf(f, "# A seed job. Every key can be overridden on the command line as\n"
-                   "# section.key=value (envs: envs.N.key=value); `seedctl config --keys` lists\n"
-                   "# them with what each accepts, `seedctl config JOB.yaml` prints the\n"
-                   "# effective config.\n");
-    char section[64] = "";
-    for (int i = 0; i < N_KEYS; i++) {
-        const key_def *k = &KEYS[i];
-        const char *dot = strchr(k->name, '.');
-        size_t sl = (size_t)(dot - k->name);
-        if (strlen(section) != sl || strncmp(section, k->name, sl)) {
-            snprintf(section, sizeof section, "%.*s", (int)sl, k->name);
-            if (!strcmp(section, "algorithm")) yaml_envs(f, job, comments); /* after model */
-            fprintf(f, "%s:\n", section);
-        }
-        yaml_line(f, "  ", dot + 1, k, job, comments);
-    }
-    fclose(f);
-    return out;
-}
-
-static void cjson_add(cJSON *obj, const char *leaf, const key_def *k, const void *base) {
-    const char *p = (const char *)base + k->off;
-    char v[JOB_PATH_LEN + 64];
-    switch (k->type) {
-    case K_INT:
-        cJSON_AddNumberToObject(obj, leaf, *(const int *)p);
-        break;
-    case K_U64: {
-        uint64_t u = *(const uint64_t *)p;
-        if (u <= (1ull << 53)) {
-            cJSON_AddNumberToObject(obj, leaf, (double)u);
-        } else {
-            fmt_value(k, base, v, sizeof v);
-            cJSON_AddStringToObject(obj, leaf, v);
-        }
-        break;
-    }
-    case K_DBL:
-        cJSON_AddNumberToObject(obj, leaf, *(const double *)p);
-        break;
-    case K_DBL2: {
-        cJSON *a = cJSON_AddArrayToObject(obj, leaf);
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(((const double *)p)[0]));
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(((const double *)p)[1]));
-        break;
-    }
-    case K_BOOL:
-        cJSON_AddBoolToObject(obj, leaf, *(const int *)p);
-        break;
-    case K_CURVE:
-        /* status is readable by anyone who reaches the socket: never show a secret */
-        if (!strcmp(leaf, "curve_secret") && *p)
-            cJSON_AddStringToObject(obj, leaf, "(set)");
-        else
-            cJSON_AddStringToObject(obj, leaf, p);
-        break;
-    default:
-        fmt_value(k, base, v, sizeof v);
-        cJSON_AddStringToObject(obj, leaf, v);
-    }
-}
-
-cJSON *job_to_cjson(const job_config *job) {
-    cJSON *root = cJSON_CreateObject();
-    if (!root) return NULL;
-    for (int i = 0; i < N_KEYS; i++) {
-        const key_def *k = &KEYS[i];
-        const char *dot = strchr(k->name, '.');
-        char sec[64];
-        snprintf(sec, sizeof sec, "%.*s", (int)(dot - k->name), k->name);
-        cJSON *s = cJSON_GetObjectItemCaseSensitive(root, sec);
-        if (!s) {
-            if (!strcmp(sec, "algorithm")) {
-                cJSON *arr = cJSON_AddArrayToObject(root, "envs");
-                for (int e = 0; e < job->n_envs; e++) {
-                    cJSON *eo = cJSON_CreateObject();
-                    for (int j = 0; j < N_ENV_KEYS; j++)
-                        cjson_add(eo, ENV_KEYS[j].name, &ENV_KEYS[j], &job->envs[e]);
-                    cJSON *opts = cJSON_AddObjectToObject(eo, "options");
-                    for (int o = 0; o < job->envs[e].n_options; o++)
-                        cJSON_AddStringToObject(opts, job->envs[e].options[o].key,
-                                                job->envs[e].options[o].value);
-                    cJSON_AddItemToArray(arr, eo);
-                }
-            }
-            s = cJSON_AddObjectToObject(root, sec);
-        }
-        cjson_add(s, dot + 1, k, job);
-    }
-    return root;
-}
-
-char *job_to_json(const job_config *job, int pretty) {
-    cJSON *j = job_to_cjson(job);
-    if (!j) return NULL;
-    char *s = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return s;
+int job_key_is_text(const job_key_def *k) {
+    return k->type == JOB_K_STR || k->type == JOB_K_NAME || k->type == JOB_K_HOST ||
+           k->type == JOB_K_WORD || k->type == JOB_K_ENDPOINT || k->type == JOB_K_CURVE;
 }
 
 /* ---------- compare, list ---------- */
 
-static int field_equal(const key_def *k, const void *a, const void *b) {
+int job_field_equal(const job_key_def *k, const void *a, const void *b) {
     const char *pa = (const char *)a + k->off, *pb = (const char *)b + k->off;
-    if (is_text(k)) return strcmp(pa, pb) == 0;
+    if (job_key_is_text(k)) return strcmp(pa, pb) == 0;
     return memcmp(pa, pb, k->size) == 0;
 }
 
 int job_equal(const job_config *a, const job_config *b) {
-    for (int i = 0; i < N_KEYS; i++)
-        if (!field_equal(&KEYS[i], a, b)) return 0;
+    for (int i = 0; i < job_key_table_n; i++)
+        if (!job_field_equal(&job_key_table[i], a, b)) return 0;
     if (a->n_envs != b->n_envs) return 0;
     for (int e = 0; e < a->n_envs; e++) {
         const job_env *x = &a->envs[e], *y = &b->envs[e];
-        for (int j = 0; j < N_ENV_KEYS; j++)
-            if (!field_equal(&ENV_KEYS[j], x, y)) return 0;
+        for (int j = 0; j < job_env_key_table_n; j++)
+            if (!job_field_equal(&job_env_key_table[j], x, y)) return 0;
         if (x->n_options != y->n_options) return 0;
         for (int o = 0; o < x->n_options; o++)
             if (strcmp(x->options[o].key, y->options[o].key) ||
@@ -1667,21 +935,21 @@ int job_equal(const job_config *a, const job_config *b) {
 }
 
 int job_key_count(void) {
-    return N_KEYS + N_ENV_KEYS + 1;
+    return job_key_table_n + job_env_key_table_n + 1;
 }
 
 int job_key_info(int i, const char **name, char *expected, size_t n, const char **doc) {
     static const char *const env_names[] = {"envs.N.name", "envs.N.weight", "envs.N.split",
-                                            "envs.N.max_steps"};
+                                            "envs.N.max_steps", "envs.N.tasks"};
     if (i < 0 || i >= job_key_count()) return -1;
-    if (i < N_KEYS) {
-        expected_text(&KEYS[i], expected, n);
-        *name = KEYS[i].name;
-        *doc = KEYS[i].doc;
-    } else if (i < N_KEYS + N_ENV_KEYS) {
-        const key_def *k = &ENV_KEYS[i - N_KEYS];
-        expected_text(k, expected, n);
-        *name = env_names[i - N_KEYS];
+    if (i < job_key_table_n) {
+        job_expected_text(&job_key_table[i], expected, n);
+        *name = job_key_table[i].name;
+        *doc = job_key_table[i].doc;
+    } else if (i < job_key_table_n + job_env_key_table_n) {
+        const job_key_def *k = &job_env_key_table[i - job_key_table_n];
+        job_expected_text(k, expected, n);
+        *name = env_names[i - job_key_table_n];
         *doc = k->doc;
     } else {
         snprintf(expected, n, "text (at most %d bytes)", JOB_OPTION_VALUE_LEN - 1);
@@ -1692,95 +960,8 @@ int job_key_info(int i, const char **name, char *expected, size_t n, const char 
 }
 
 const char *job_enum_name(const char *key, int value, char *buf, size_t n) {
-    const key_def *k = find_key(key);
-    if (!k || k->type != K_ENUM || value < 0 || !n) return NULL;
-    choice_name(k->choices, value, buf, n);
+    const job_key_def *k = job_key_find(key);
+    if (!k || k->type != JOB_K_ENUM || value < 0 || !n) return NULL;
+    job_choice_name(k->choices, value, buf, n);
     return choice_index(k->choices, buf) == value ? buf : NULL;
-}
-
-/* ---------- finding the shipped agent ---------- */
-
-static int is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int job_find_default_model(char *buf, size_t buflen, char *err, size_t errlen) {
-    char tmp[SEED_ERRLEN];
-    if (job_find_shipped("models/agent", buf, buflen, tmp, sizeof tmp) == 0) return 0;
-    return seed_errf(err, errlen, "model.path: %s; set model.path=DIR", tmp);
-}
-
-void job_default_skill_library(job_config *job) {
-    if (job->algorithm.skill_library[0]) return;
-    /* not found stays empty and the roles that read it say so (skill_lib_load_job) */
-    char p[JOB_PATH_LEN];
-    if (job_find_shipped("skills", p, sizeof p, NULL, 0) == 0)
-        copy_str(job->algorithm.skill_library, sizeof job->algorithm.skill_library, p);
-}
-
-int job_find_shipped(const char *what, char *buf, size_t buflen, char *err, size_t errlen) {
-    char cand[PATH_MAX + 64], dir[PATH_MAX];
-    const char *home = getenv("SEED_HOME");
-    if (home && *home) {
-        snprintf(cand, sizeof cand, "%s/deploy/%s", home, what);
-        if (is_dir(cand) && realpath(cand, dir)) goto found;
-    }
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (n <= 0)
-        return seed_errf(err, errlen, "cannot find the executable's directory: %s",
-                         strerror(errno));
-    dir[n] = 0;
-    char exe_dir[PATH_MAX];
-    snprintf(exe_dir, sizeof exe_dir, "%s", dir);
-    char *slash = strrchr(exe_dir, '/');
-    if (slash) *slash = 0;
-    char up[PATH_MAX];
-    snprintf(up, sizeof up, "%s", exe_dir);
-    for (;;) {
-        static const char *subs[] = {"deploy", "share/seed"};
-        for (int i = 0; i < 2; i++) {
-            snprintf(cand, sizeof cand, "%s/%s/%s", up, subs[i], what);
-            if (is_dir(cand) && realpath(cand, dir)) goto found;
-        }
-        slash = strrchr(up, '/');
-        if (!slash) break;
-        if (slash == up) {
-            if (!up[1]) break;
-            up[1] = 0; /* try "/" last */
-        } else {
-            *slash = 0;
-        }
-    }
-    return seed_errf(err, errlen,
-                     "nothing found (looked for deploy/%s and share/seed/%s above %s, and in "
-                     "$SEED_HOME)",
-                     what, what, exe_dir);
-found:
-    if (strlen(dir) >= buflen)
-        return seed_errf(err, errlen, "'%s' does not fit in %zu bytes", dir, buflen);
-    snprintf(buf, buflen, "%s", dir);
-    return 0;
-}
-
-int job_env_kv(const job_env *je, env_kv *kv, char *num) {
-    int n = 0;
-    for (int i = 0; i < je->n_options; i++) {
-        kv[n].key = je->options[i].key;
-        kv[n].value = je->options[i].value;
-        n++;
-    }
-    if (je->max_steps > 0) {
-        snprintf(num, 16, "%d", je->max_steps);
-        kv[n].key = "max_steps";
-        kv[n].value = num;
-        n++;
-    }
-    return n;
-}
-
-const job_env *job_env_find(const job_config *job, const char *name) {
-    for (int i = 0; i < job->n_envs; i++)
-        if (!strcmp(job->envs[i].name, name)) return &job->envs[i];
-    return NULL;
 }

@@ -43,7 +43,7 @@ typedef enum {
     JOB_MODE_SKILL_PROMPT = 2,
     JOB_MODE_STATIC_SKILLS = 3
 } job_mode;
-/* Same values as learner_adv_norm and learner_opd_mode (learner/loss.h). */
+/* Also the learner loss's own types (learner/loss.h): one definition for both. */
 typedef enum { JOB_ADV_STD = 0, JOB_ADV_MEAN = 1 } job_adv_norm;
 typedef enum { JOB_OPD_NONE = 0, JOB_OPD_DELTA = 1, JOB_OPD_IMPORTANCE = 2 } job_opd_loss;
 typedef enum { JOB_SKILL_SELF = 0, JOB_SKILL_ORACLE = 1, JOB_SKILL_HTTP = 2 } job_skill_source;
@@ -67,6 +67,7 @@ typedef struct job_env {
     double weight;           /* share of the tasks sampled from this env (> 0) */
     char split[16];          /* train | seen | unseen */
     int max_steps;           /* 0: the env's default */
+    int tasks;               /* > 0: a fixed pool of this many training tasks; 0: fresh ones */
     int n_options;
     job_option options[JOB_MAX_ENV_OPTIONS];
 } job_env;

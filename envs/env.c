@@ -5,6 +5,7 @@
  * through the vtable and own what every env shares: the `max_steps` key, the step
  * counter and the end of an episode (see env.h). No mutable global state except the
  * names string that env_names() builds once (pthread_once) and never changes. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "envs/env.h"
 
 #include <stdarg.h>
@@ -232,6 +233,130 @@ int env_hindsight(const char *name, const env_kv *kv, int n_kv, uint64_t seed, e
         return seed_errf(err, errlen, "%s: hindsight needs the episode's actions", vt->name);
     if (!skill || skill_len == 0) return seed_errf(err, errlen, "%s: no skill buffer", vt->name);
     return vt->hindsight(kv, n_kv, seed, split, actions, n_actions, skill, skill_len, err, errlen);
+}
+
+/* ---- hindsight: one replay, then the env's oracle ---- */
+
+void env_trace_free(env_trace *tr) {
+    if (!tr) return;
+    for (int t = 0; tr->step && t <= tr->n; t++) {
+        free(tr->step[t].observation);
+        free(tr->step[t].info);
+        free(tr->step[t].state);
+    }
+    free(tr->step);
+    env_destroy(tr->e);
+    memset(tr, 0, sizeof *tr);
+}
+
+/* Copies what the last env call returned into step t. */
+static int env_trace_keep(env_trace *tr, int t, const char *action, const env_obs *obs) {
+    env_trace_step *st = &tr->step[t];
+    const env_vtable *vt = tr->e->vt;
+    st->action = action;
+    st->observation = strdup(obs->observation ? obs->observation : "");
+    st->info = strdup(obs->info ? obs->info : "");
+    st->reward = obs->reward;
+    st->done = obs->done;
+    st->won = obs->won;
+    if (vt->trace_size) {
+        st->state = calloc(1, vt->trace_size);
+        if (st->state) vt->trace_record(tr->e, st->state);
+    }
+    return !st->observation || !st->info || (vt->trace_size && !st->state) ? -1 : 0;
+}
+
+int env_replay(const env_vtable *vt, const env_kv *kv, int n_kv, uint64_t seed, env_split split,
+               const char *const *actions, int n_actions, env_trace *tr, char *err, size_t errlen) {
+    memset(tr, 0, sizeof *tr);
+    if (!vt) return seed_errf(err, errlen, "env_replay: no env");
+    if (n_actions < 0 || (n_actions > 0 && !actions))
+        return seed_errf(err, errlen, "%s: hindsight got %d actions and no action array", vt->name,
+                         n_actions);
+    if (vt->trace_size && !vt->trace_record)
+        return seed_errf(err, errlen, "%s: trace_size without trace_record", vt->name);
+    env_obs obs;
+    if (env_create(&tr->e, vt->name, kv, n_kv, err, errlen)) return -1;
+    tr->seed = seed;
+    tr->split = split;
+    tr->step = calloc((size_t)n_actions + 1, sizeof *tr->step);
+    if (!tr->step) {
+        env_trace_free(tr);
+        return seed_errf(err, errlen, "%s: out of memory replaying %d steps", vt->name, n_actions);
+    }
+    int rc = env_reset(tr->e, seed, split, &obs, err, errlen);
+    if (!rc && env_trace_keep(tr, 0, NULL, &obs))
+        rc = seed_errf(err, errlen, "%s: out of memory in the replay", vt->name);
+    for (int t = 0; !rc && t < n_actions && !obs.done; t++) {
+        rc = env_step(tr->e, actions[t], &obs, err, errlen);
+        tr->n = t + 1;
+        if (!rc && env_trace_keep(tr, t + 1, actions[t], &obs))
+            rc = seed_errf(err, errlen, "%s: out of memory in the replay", vt->name);
+    }
+    if (rc) {
+        env_trace_free(tr);
+        return -1;
+    }
+    tr->won = tr->step[tr->n].won;
+    return 0;
+}
+
+void env_skill_put(env_skill *sk, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    seed_sbuf_vappendf(&sk->text, fmt, ap);
+    va_end(ap);
+}
+
+void env_skill_step(env_skill *sk, int step, const char *fmt, ...) {
+    /* a line names a step of this episode: the analyzer splices it into that step */
+    if (sk->n_lines >= ENV_SKILL_LINES || step < 1 || step > sk->n_steps) return;
+    for (int i = 0; i < sk->n_lines; i++)
+        if (sk->line_step[i] == step) return; /* one line per step */
+    char *out = sk->line[sk->n_lines];
+    int k = snprintf(out, ENV_SKILL_LINE_CAP, "step %d: ", step);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + k, ENV_SKILL_LINE_CAP - (size_t)k, fmt, ap);
+    va_end(ap);
+    sk->line_step[sk->n_lines++] = step;
+}
+
+int env_hindsight_replay(const env_vtable *vt, const env_kv *kv, int n_kv, uint64_t seed,
+                         env_split split, const char *const *actions, int n_actions, char *skill,
+                         size_t skill_len, char *err, size_t errlen) {
+    if (!vt || !vt->oracle)
+        return seed_errf(err, errlen, "%s has no hindsight oracle", vt ? vt->name : "(null)");
+    if (!skill || skill_len == 0)
+        return seed_errf(err, errlen, "%s: hindsight needs an output buffer", vt->name);
+    env_trace tr;
+    if (env_replay(vt, kv, n_kv, seed, split, actions, n_actions, &tr, err, errlen)) return -1;
+    env_skill *sk = calloc(1, sizeof *sk);
+    if (!sk) {
+        env_trace_free(&tr);
+        return seed_errf(err, errlen, "%s: out of memory in hindsight", vt->name);
+    }
+    seed_sbuf_init_fixed(&sk->text, skill, skill_len);
+    sk->n_steps = tr.n;
+    int rc = vt->oracle(&tr, sk, err, errlen);
+    /* the step lines in step order, after the episode skill */
+    int order[ENV_SKILL_LINES];
+    for (int i = 0; i < sk->n_lines; i++) order[i] = i;
+    for (int i = 1; i < sk->n_lines; i++)
+        for (int j = i; j > 0 && sk->line_step[order[j - 1]] > sk->line_step[order[j]]; j--) {
+            int x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    for (int i = 0; !rc && i < sk->n_lines; i++)
+        seed_sbuf_appendf(&sk->text, "\n%s", sk->line[order[i]]);
+    if (!rc && seed_sbuf_failed(&sk->text))
+        rc = seed_errf(err, errlen, "%s: the skill text does not fit in %zu bytes", vt->name,
+                       skill_len);
+    if (rc) skill[0] = 0;
+    free(sk);
+    env_trace_free(&tr);
+    return rc;
 }
 
 void env_text_put(env_text *b, const char *fmt, ...) {

@@ -5,9 +5,11 @@
  *    every machine and run. No global mutable state: many instances per process.
  *  - env_reset / env_step fill an env_obs owned by the env (valid until the next call).
  *  - Built-in envs also provide an expert action (stage 0 behaviour cloning) and a
- *    rule-based hindsight oracle (stage 1): given the actions of a finished episode it
- *    rebuilds the task from (seed, split), replays them reading privileged state, and
- *    writes the skill text (episode skill + up to 5 "step k: ..." lines).
+ *    rule-based hindsight oracle (stage 1): given the actions of a finished episode,
+ *    env_replay rebuilds the task from (seed, split) and replays them once through the
+ *    env's own calls, recording every step and the privileged state the env exposes
+ *    (trace_record); the env's oracle reads that trace and writes the skill text
+ *    (episode skill + up to 5 "step k: ..." lines) through the shared skill builder.
  *  - Envs are looked up by name in a registry (the table in env.c).
  *  - The generic calls below own what every env shares: the `max_steps` config key
  *    (an episode ends with done=1, won=0 after that many env_step calls, invalid steps
@@ -17,6 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/sbuf.h"
 
 typedef enum { ENV_SPLIT_TRAIN = 0, ENV_SPLIT_SEEN = 1, ENV_SPLIT_UNSEEN = 2 } env_split;
 
@@ -40,6 +44,9 @@ typedef struct env_obs {
 } env_obs;
 
 typedef struct env env;
+typedef struct env_trace env_trace;
+typedef struct env_skill env_skill;
+struct env_prompt_style; /* prompt.h */
 
 typedef struct env_vtable {
     const char *name;
@@ -59,6 +66,16 @@ typedef struct env_vtable {
      * an action it cannot map (sokoban: no direction word) as an invalid step. NULL means
      * every action text is valid (ALFWorld style: the env answers "Nothing happens."). */
     int (*action_valid)(const env *e, const char *action);
+    /* Optional, for the oracle on the shared replay (env_hindsight_replay): after the reset
+     * and after every replayed step, trace_record writes the privileged state the oracle
+     * needs (trace_size bytes) into the trace; oracle then reads the trace and writes the
+     * skill through the builder. An env with an oracle points .hindsight at a function
+     * that calls env_hindsight_replay with its own vtable. */
+    size_t trace_size;
+    void (*trace_record)(env *e, void *state);
+    int (*oracle)(const env_trace *tr, env_skill *sk, char *err, size_t errlen);
+    /* The wording of this env's prompts (prompt.h); NULL: the ALFWorld-like default. */
+    const struct env_prompt_style *prompt_style;
 } env_vtable;
 
 /* Every env struct starts with this header so the generic calls can dispatch. */
@@ -94,6 +111,57 @@ int env_hindsight(const char *name, const env_kv *kv, int n_kv, uint64_t seed, e
  * itself (seeds below 2^32), so train level s is the Python generator's level for s; the
  * seen/unseen splits hash into [2^16, 2^32), the range verl-agent draws test seeds from. */
 uint32_t env_level_seed(uint64_t seed, env_split split);
+
+/* ---- hindsight: the episode replayed once, then the env's oracle ----
+ * env_replay rebuilds the task of env `vt` from (config, seed, split), resets it and steps
+ * each action in turn (NULL = an invalid step) until the episode ends or the actions run
+ * out, recording what every call returned. step[0] is the reset, step[t] (t = 1..n) the
+ * t-th action, so step[t - 1].state is the state before step t. The env stays alive, at
+ * the end of the episode, for the oracle to read (its solver, its goal). */
+typedef struct env_trace_step {
+    const char *action; /* the action given (NULL: an invalid step, and for the reset) */
+    char *observation;  /* copies of what env_reset / env_step returned */
+    char *info;
+    float reward;
+    int done, won;
+    void *state; /* vt->trace_size bytes from vt->trace_record; NULL when trace_size is 0 */
+} env_trace_step;
+
+struct env_trace {
+    env *e; /* the replayed env at the end of the episode (privileged state) */
+    uint64_t seed;
+    env_split split;
+    int n;                /* actions replayed */
+    int won;              /* step[n].won */
+    env_trace_step *step; /* n + 1 entries */
+};
+
+int env_replay(const env_vtable *vt, const env_kv *kv, int n_kv, uint64_t seed, env_split split,
+               const char *const *actions, int n_actions, env_trace *tr, char *err, size_t errlen);
+void env_trace_free(env_trace *tr);
+
+/* The skill builder an oracle writes into: the episode skill (env_skill_put, appended as
+ * is) and the step lines. env_skill_step collects "step k: ..." lines to be written after
+ * the episode skill, one per line, in step order: at most ENV_SKILL_LINES, the first one
+ * given for a step is kept, a step outside 1..n (the trace's) is dropped. An oracle that
+ * writes its lines in order itself may env_skill_put them instead. */
+enum { ENV_SKILL_LINES = 5, ENV_SKILL_LINE_CAP = 256 };
+struct env_skill {
+    seed_sbuf text; /* over the caller's skill buffer */
+    int n_steps;    /* the trace's n */
+    int n_lines;
+    int line_step[ENV_SKILL_LINES];
+    char line[ENV_SKILL_LINES][ENV_SKILL_LINE_CAP];
+};
+void env_skill_put(env_skill *sk, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void env_skill_step(env_skill *sk, int step, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* What every built-in env's .hindsight does: env_replay, vt->oracle, the step lines
+ * appended, and an error when the text does not fit in skill_len. */
+int env_hindsight_replay(const env_vtable *vt, const env_kv *kv, int n_kv, uint64_t seed,
+                         env_split split, const char *const *actions, int n_actions, char *skill,
+                         size_t skill_len, char *err, size_t errlen);
 
 /* A bounded text buffer the oracles write skills into: env_text_put appends like
  * snprintf; on overflow the text is cut at the end and `overflow` is set. */

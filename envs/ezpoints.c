@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "envs/env.h"
+#include "envs/prompt.h"
 #include "envs/pyrandom.h"
 #include "common/util.h"
 
@@ -391,33 +392,38 @@ static int ez_expert(env *e, char *buf, size_t buflen, char *err, size_t errlen)
 
 enum { EZ_S_NOOP, EZ_S_REJECT, EZ_S_OK, EZ_S_END };
 
-static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                        char *err, size_t errlen) {
-    env *e = NULL;
-    env_obs obs;
-    if (env_create(&e, "ezpoints", kv, n_kv, err, errlen)) return -1;
-    if (env_reset(e, seed, split, &obs, err, errlen)) {
-        env_destroy(e);
-        return -1;
-    }
+/* What the replay keeps after each step: the expert's next token from here (-1: 12 can
+ * no longer be reached), the formula's length and its last token. */
+typedef struct ez_trace_rec {
+    int best, nf, last;
+} ez_trace_rec;
+
+static void ez_trace_record(env *e, void *state) {
     ezpoints *z = (ezpoints *)e;
-    int kind[64], tok[64], best[64], fatal = -1, steps = 0;
-    int n = SEED_MIN(SEED_MIN(n_actions, e->max_steps), 64);
-    for (int t = 0; t < n && !obs.done; t++) {
-        best[t] = ez_best(z);
-        tok[t] = ez_token(actions[t]);
-        int nf = z->nf;
-        if (env_step(e, tok[t] > 0 ? actions[t] : NULL, &obs, err, errlen)) {
-            env_destroy(e);
-            return -1;
-        }
-        kind[t] = tok[t] < 0                                        ? EZ_S_NOOP
-                  : obs.done                                        ? EZ_S_END
-                  : z->nf > nf && z->formula[z->nf - 1] == EZ_BLANK ? EZ_S_REJECT
-                                                                    : EZ_S_OK;
-        if (fatal < 0 && best[t] >= 0 && (obs.done ? !obs.won : ez_best(z) < 0)) fatal = t;
-        steps = t + 1;
+    ez_trace_rec *r = state;
+    r->best = ez_best(z);
+    r->nf = z->nf;
+    r->last = z->nf > 0 ? z->formula[z->nf - 1] : 0;
+}
+
+static int ez_oracle(const env_trace *tr, env_skill *b, char *err, size_t errlen) {
+    const ezpoints *z = (const ezpoints *)tr->e;
+    const int steps = tr->n;
+    int *kind = calloc((size_t)steps + 1, 3 * sizeof *kind), fatal = -1;
+    if (!kind) return seed_errf(err, errlen, "ezpoints: out of memory in hindsight");
+    int *tok = kind + steps + 1, *best = tok + steps + 1;
+    for (int t = 0; t < steps; t++) {
+        const ez_trace_rec *before = tr->step[t].state, *after = tr->step[t + 1].state;
+        const env_trace_step *st = &tr->step[t + 1];
+        best[t] = before->best;
+        tok[t] = ez_token(st->action);
+        kind[t] = tok[t] < 0                                          ? EZ_S_NOOP
+                  : st->done                                          ? EZ_S_END
+                  : after->nf > before->nf && after->last == EZ_BLANK ? EZ_S_REJECT
+                                                                      : EZ_S_OK;
+        /* a step without a token loses nothing, even the last one of the episode */
+        if (fatal < 0 && tok[t] > 0 && best[t] >= 0 && (st->done ? !st->won : after->best < 0))
+            fatal = t;
     }
     char c0[32], c1[32], f[EZ_FORMULA_CAP * 3], sol[32];
     ez_card_name(z, 0, c0, sizeof c0);
@@ -428,11 +434,9 @@ static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
     else
         snprintf(sol, sizeof sol, "%d*%d", a, b2);
     ez_formula_text(z->formula, z->nf, f, sizeof f);
-    env_text b = {skill, skill_len, 0, 0};
-    skill[0] = 0;
-    if (obs.won) {
-        env_text_put(
-            &b,
+    if (tr->won) {
+        env_skill_put(
+            b,
             "Success: with the %s and the %s (numbers %d and %d) the formula '%s' equals %d. "
             "Workflow that worked: check whether the two card numbers add up or multiply "
             "to %d, then append the first number, the operator, the second number, and "
@@ -444,7 +448,7 @@ static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
                 const char *why = tok[t] == EZ_EQUALS ? "to evaluate the finished formula"
                                   : tok[t] <= 10      ? "a card number"
                                                       : "the operator that reaches 12";
-                env_text_put(&b, "step %d: Append '%s', %s.\n", t + 1, ez_tokens[tok[t] - 1], why);
+                env_skill_put(b, "step %d: Append '%s', %s.\n", t + 1, ez_tokens[tok[t] - 1], why);
                 nl++;
             }
         }
@@ -455,8 +459,8 @@ static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
                            : x == EZ_EQUALS           ? "'=' before the formula was finished"
                                                       : "a token after which 12 could no longer "
                                                         "be reached";
-        env_text_put(
-            &b,
+        env_skill_put(
+            b,
             "Failure: the cards were the %s and the %s (numbers %d and %d), and '%s' = %d. At "
             "step %d the agent appended %s. Rule: use each card number exactly once, put "
             "'+' or '*' between them so the result is %d, and append '=' only when the "
@@ -465,16 +469,16 @@ static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
         int nl = 0;
         for (int t = 0; t < fatal && nl < 4; t++)
             if (kind[t] == EZ_S_NOOP) {
-                env_text_put(&b,
-                             "step %d: Answer with exactly one token: %d, %d, '+', '*' or '='.\n",
-                             t + 1, a, b2);
+                env_skill_put(b,
+                              "step %d: Answer with exactly one token: %d, %d, '+', '*' or '='.\n",
+                              t + 1, a, b2);
                 nl++;
             }
-        env_text_put(&b, "step %d: Append '%s' instead of '%s'; the formula should become '%s'.\n",
-                     fatal + 1, ez_tokens[bt - 1], ez_tokens[x - 1], sol);
+        env_skill_put(b, "step %d: Append '%s' instead of '%s'; the formula should become '%s'.\n",
+                      fatal + 1, ez_tokens[bt - 1], ez_tokens[x - 1], sol);
     } else {
-        env_text_put(
-            &b,
+        env_skill_put(
+            b,
             "Failure: the cards were the %s and the %s (numbers %d and %d), and '%s' = %d, "
             "but the episode ended after %d steps before '=' was appended. Rule: every "
             "step must append exactly one token; finish the formula and append '='.\n",
@@ -482,16 +486,20 @@ static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
         int nl = 0;
         for (int t = 0; t < steps && nl < 5; t++)
             if (kind[t] == EZ_S_NOOP) {
-                env_text_put(&b, "step %d: Answer with exactly one token; append '%s' here.\n",
-                             t + 1, best[t] > 0 ? ez_tokens[best[t] - 1] : "=");
+                env_skill_put(b, "step %d: Answer with exactly one token; append '%s' here.\n",
+                              t + 1, best[t] > 0 ? ez_tokens[best[t] - 1] : "=");
                 nl++;
             }
     }
-    env_destroy(e);
-    if (b.overflow)
-        return seed_errf(err, errlen, "ezpoints: the skill text needs more than %zu bytes",
-                         skill_len);
+    free(kind);
     return 0;
+}
+
+static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
+                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
+                        char *err, size_t errlen) {
+    return env_hindsight_replay(&env_ezpoints_vtable, kv, n_kv, seed, split, actions, n_actions,
+                                skill, skill_len, err, errlen);
 }
 
 const env_vtable env_ezpoints_vtable = {
@@ -512,6 +520,10 @@ const env_vtable env_ezpoints_vtable = {
     .step = ez_step,
     .expert = ez_expert,
     .hindsight = ez_hindsight,
+    .trace_size = sizeof(ez_trace_rec),
+    .trace_record = ez_trace_record,
+    .oracle = ez_oracle,
     .max_steps_default = 10,
+    .prompt_style = &env_prompt_style_ezpoints,
     .action_valid = ez_action_valid,
 };

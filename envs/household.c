@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "envs/env.h"
+#include "envs/prompt.h"
 #include "envs/household_world.h"
 #include "common/util.h"
 
@@ -21,6 +22,7 @@ typedef struct hh_env {
     unsigned family_mask;
     int steps, done, won;
     hh_level lv;
+    hh_event last_ev; /* what the last step's command meant (read by the trace) */
     char obs[HH_OBS_CAP];
     char adm_arena[HH_ADM_ARENA];
     const char *adm[HH_MAX_ADM];
@@ -131,6 +133,7 @@ static int hh_reset(env *base, uint64_t seed, env_split split, env_obs *obs, cha
     if (env_household_generate(&e->tab, e->family_mask, seed, split, &e->lv, err, errlen))
         return -1;
     e->steps = e->done = e->won = 0;
+    e->last_ev = (hh_event){.kind = HA_UNKNOWN, .obj = -1, .recep = -1, .valid = 0};
     env_household_intro(&e->lv, e->obs, sizeof e->obs);
     fill(e, obs, 0.0f);
     return 0;
@@ -140,8 +143,7 @@ static int hh_step(env *base, const char *action, env_obs *obs, char *err, size_
     hh_env *e = (hh_env *)base;
     if (e->done)
         return seed_errf(err, errlen, "household: step after the episode ended; call reset first");
-    hh_event ev;
-    env_household_exec(&e->lv, action, e->obs, sizeof e->obs, &ev);
+    env_household_exec(&e->lv, action, e->obs, sizeof e->obs, &e->last_ev);
     e->steps++;
     float reward = 0.0f;
     if (env_household_won(&e->lv)) {
@@ -167,6 +169,24 @@ hh_level *env_household_level(env *base) {
     return &((hh_env *)base)->lv;
 }
 
+const hh_tables *env_household_tables(const env *base) {
+    return &((const hh_env *)base)->tab;
+}
+
+static void hh_trace_record(env *base, void *state) {
+    const hh_env *e = (const hh_env *)base;
+    hh_trace_rec *r = state;
+    r->lv = e->lv;
+    r->ev = e->last_ev;
+}
+
+static int hh_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
+                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
+                        char *err, size_t errlen) {
+    return env_hindsight_replay(&env_household_vtable, kv, n_kv, seed, split, actions, n_actions,
+                                skill, skill_len, err, errlen);
+}
+
 const env_vtable env_household_vtable = {
     .name = "household",
     .instructions = "You are an expert agent operating in the ALFRED Embodied Environment.",
@@ -175,6 +195,10 @@ const env_vtable env_household_vtable = {
     .reset = hh_reset,
     .step = hh_step,
     .expert = hh_expert,
-    .hindsight = env_household_hindsight,
+    .hindsight = hh_hindsight,
     .max_steps_default = 50,
+    .prompt_style = &env_prompt_style_default,
+    .trace_size = sizeof(hh_trace_rec),
+    .trace_record = hh_trace_record,
+    .oracle = env_household_oracle,
 };

@@ -407,6 +407,8 @@ typedef struct goal_cand {
 
 int env_household_generate(const hh_tables *t, unsigned family_mask, uint64_t seed, env_split split,
                            hh_level *lv, char *err, size_t errlen) {
+    /* a level is all bytes of (seed, split): no stale name tails from the last one */
+    memset(lv, 0, sizeof *lv);
     int unseen = split == ENV_SPLIT_UNSEEN;
     int fams[HF_COUNT], nf = 0;
     for (int f = 0; f < HF_COUNT; f++)

@@ -1,55 +1,56 @@
 /* household_oracle.c — the household env's rule-based hindsight analyzer.
  *
- * Contract: env_household_hindsight rebuilds the level from (config, seed, split),
- * replays the episode's actions (NULL = a step without a valid action) up to the end
- * of the episode, reads the privileged state, and writes the skill text:
- *   line 1: the episode skill. A success starts "Success:" and gives the workflow that
- *           worked; a failure starts "Failure:" and names the mistake and the rule that
- *           avoids it (object never found / seen but not taken / heat-cool-clean step
- *           missing or wrong / placed in the wrong receptacle / only one of two placed /
- *           lamp not used while holding the object), plus loops and wasted commands.
+ * Contract: env_household_oracle reads the episode as the shared replay left it
+ * (env_trace: the level after every step and what each command meant) and writes the
+ * skill text through the builder:
+ *   the episode skill. A success starts "Success:" and gives the workflow that worked;
+ *           a failure starts "Failure:" and names the mistake and the rule that avoids it
+ *           (object never found / seen but not taken / heat-cool-clean step missing or
+ *           wrong / placed in the wrong receptacle / only one of two placed / lamp not
+ *           used while holding the object), plus loops and wasted commands.
  *   then up to 5 lines "step k: imperative sentence", k the 1-based step number of the
  *           episode (action i is step i + 1).
- * Deterministic: the same inputs give the same bytes. Returns an error when the
- * config is bad, the level cannot be built, or skill_len is too small for the text. */
+ * Three parts: fact collection (hh_collect: what the trace shows), the success summary
+ * (hh_success) and one diagnosis per failure family (hh_failures, first match wins).
+ * Deterministic: the same inputs give the same bytes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "envs/household_world.h"
 #include "common/util.h"
 
-enum { HH_MAX_REPLAY = 1000, HH_MAX_LINES = 5 };
+/* What the trace shows about the goal object type X, collected once. */
+typedef struct hh_facts {
+    const env_trace *tr;
+    const hh_tables *tab;
+    const hh_level *init, *lv; /* the level at the reset and at the end */
+    int n, won, max_steps, unseen;
+    int X, kind;                             /* goal object type; HA_HEAT/COOL/CLEAN or 0 */
+    const char *Xn, *Rn;                     /* their names ("" for no receptacle) */
+    char Xs[48], Xcap[48];                   /* "mugs", "Mugs" */
+    int seen_step[HH_MAX_OBJ];               /* first step an object was in sight, 0 = never */
+    int first_take, take_obj;                /* first step that took an X */
+    int first_seen, seen_obj;                /* first step an X was in sight */
+    int transform_step;                      /* first step that did the transform the task asks */
+    int wrong_kind, wrong_step;              /* first other transform of an X */
+    int raw_move_step, raw_move_recep;       /* moved into an R before the transform */
+    int wrong_place_step, wrong_place_recep; /* moved into a receptacle not of type R */
+    int closed_try_step, closed_try_recep;   /* tried to move into a closed R */
+    int lamp_use_step, lamp_use_holding, drop_step;
+    int n_invalid, n_null;
+    int first_x, lamp, target_r, app; /* first X, the lamp, the first R, the appliance */
+    int placed_total, other_x;        /* X done and in an R; an X elsewhere */
+} hh_facts;
 
-typedef struct step_rec {
-    hh_event ev;
-    int at_before, held_before;
-    uint32_t action_hash; /* 0 for a NULL action */
-} step_rec;
-
-typedef struct oracle {
-    hh_tables tab;
-    hh_level init, lv;
-    char obs[HH_OBS_CAP];
-    step_rec rec[HH_MAX_REPLAY];
-    int seen_step[HH_MAX_OBJ]; /* first step an object was in sight, 0 = never */
-    int n;                     /* steps replayed */
-    int won, max_steps;
-    char lines[HH_MAX_LINES][192];
-    int line_step[HH_MAX_LINES];
-    int n_lines;
-} oracle;
-
-static void add_line(oracle *O, int step, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void add_line(oracle *O, int step, const char *fmt, ...) {
-    if (O->n_lines >= HH_MAX_LINES || step < 1) return;
-    for (int i = 0; i < O->n_lines; i++)
-        if (O->line_step[i] == step) return; /* one line per step */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(O->lines[O->n_lines], sizeof O->lines[0], fmt, ap);
-    va_end(ap);
-    O->line_step[O->n_lines++] = step;
+static const hh_trace_rec *rec_after(const hh_facts *F, int step) {
+    return F->tr->step[step].state;
+}
+/* What the command of step i + 1 meant, and the level before it. */
+static const hh_event *ev_of(const hh_facts *F, int i) {
+    return &rec_after(F, i + 1)->ev;
+}
+static const hh_level *lv_before(const hh_facts *F, int i) {
+    return &rec_after(F, i)->lv;
 }
 
 /* "mugs", "knives", "shelves", "potatoes", "boxes". */
@@ -100,20 +101,21 @@ static int first_recep(const hh_level *lv, int rtype) {
 
 /* Where objects of type X may sit in this level: "in cabinets, on countertops and in
  * the coffeemachine". Returns the number of host types. */
-static int hosts_phrase(const oracle *O, int X, int unseen, hh_text *b) {
+static int hosts_phrase(const hh_tables *tab, const hh_level *init, int X, int unseen,
+                        env_skill *b) {
     int types[HR_COUNT], n = 0;
     for (int r = 0; r < HR_COUNT; r++)
-        if (O->tab.allowed[X][r] && O->tab.pair_unseen[X][r] == unseen &&
-            count_type(&O->init, r) > 0 && r != O->init.goal_recep)
+        if (tab->allowed[X][r] && tab->pair_unseen[X][r] == unseen && count_type(init, r) > 0 &&
+            r != init->goal_recep)
             types[n++] = r;
     for (int i = 0; i < n; i++) {
         char pl[48];
-        int c = count_type(&O->init, types[i]);
+        int c = count_type(init, types[i]);
         if (c > 1)
             plural(env_household_recep_name(types[i]), pl, sizeof pl);
         else
             snprintf(pl, sizeof pl, "the %s", env_household_recep_name(types[i]));
-        hh_text_putf(b, "%s%s %s", i == 0 ? "" : i == n - 1 ? " and " : ", ", prep(types[i]), pl);
+        env_skill_put(b, "%s%s %s", i == 0 ? "" : i == n - 1 ? " and " : ", ", prep(types[i]), pl);
     }
     return n;
 }
@@ -124,10 +126,9 @@ static uint32_t hash_str(const char *s) {
     return h ? h : 1;
 }
 
-static void mark_seen(oracle *O, int r, int step) {
-    for (int i = 0; i < O->lv.n_obj; i++)
-        if (O->lv.obj[i].loc == r && !O->lv.obj[i].floor && !O->seen_step[i])
-            O->seen_step[i] = step;
+static uint32_t act_hash(const hh_facts *F, int i) {
+    const char *a = F->tr->step[i + 1].action;
+    return a ? hash_str(a) : 0;
 }
 
 /* Expert steps from the start: the length of the direct route. */
@@ -157,12 +158,13 @@ static int appliance_of(int kind) {
 }
 
 /* Loops: the longest stretch in which every action repeats the one 1 or 2 steps back. */
-static void find_loop(const oracle *O, int *start, int *len, int *period) {
+static void find_loop(const hh_facts *F, int *start, int *len, int *period) {
     *start = *len = *period = 0;
     for (int p = 1; p <= 2; p++) {
         int run = 0;
-        for (int i = p; i < O->n; i++) {
-            if (O->rec[i].action_hash && O->rec[i].action_hash == O->rec[i - p].action_hash)
+        for (int i = p; i < F->n; i++) {
+            uint32_t h = act_hash(F, i);
+            if (h && h == act_hash(F, i - p))
                 run++;
             else
                 run = 0;
@@ -175,390 +177,426 @@ static void find_loop(const oracle *O, int *start, int *len, int *period) {
     }
 }
 
-int env_household_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                            const char *const *actions, int n_actions, char *skill,
-                            size_t skill_len, char *err, size_t errlen) {
-    int max_steps;
-    unsigned mask;
-    if (!skill || skill_len == 0)
-        return seed_errf(err, errlen, "household: hindsight needs an output buffer");
-    if (n_actions < 0 || (n_actions > 0 && !actions))
-        return seed_errf(err, errlen, "household: hindsight got %d actions and no action array",
-                         n_actions);
-    if (env_household_config(kv, n_kv, &max_steps, &mask, err, errlen)) return -1;
-    oracle *O = calloc(1, sizeof *O);
-    if (!O) return seed_errf(err, errlen, "household: out of memory");
-    env_household_tables_init(&O->tab);
-    if (env_household_generate(&O->tab, mask, seed, split, &O->init, err, errlen)) {
-        free(O);
-        return -1;
-    }
-    O->lv = O->init;
-    O->max_steps = max_steps;
-    hh_level *lv = &O->lv;
-    const int X = lv->goal_obj, unseen = split == ENV_SPLIT_UNSEEN;
-    const int kind = env_household_needs_transform(lv);
+/* ---- fact collection ---- */
 
-    /* Replay, recording what each step meant. */
-    int limit = n_actions < max_steps ? n_actions : max_steps;
-    if (limit > HH_MAX_REPLAY) limit = HH_MAX_REPLAY;
-    for (int i = 0; i < limit && !O->won; i++) {
-        step_rec *s = &O->rec[i];
-        s->at_before = lv->at;
-        s->held_before = lv->held;
-        s->action_hash = actions[i] ? hash_str(actions[i]) : 0;
-        env_household_exec(lv, actions[i], O->obs, sizeof O->obs, &s->ev);
-        O->n = i + 1;
-        const hh_event *ev = &s->ev;
+static void hh_collect(const env_trace *tr, hh_facts *F) {
+    memset(F, 0, sizeof *F);
+    F->tr = tr;
+    F->tab = env_household_tables(tr->e);
+    F->init = &rec_after(F, 0)->lv;
+    F->lv = &rec_after(F, tr->n)->lv;
+    F->n = tr->n;
+    F->won = tr->won;
+    F->max_steps = tr->e->max_steps;
+    F->unseen = tr->split == ENV_SPLIT_UNSEEN;
+    const hh_level *lv = F->lv;
+    const int X = F->X = lv->goal_obj, kind = F->kind = env_household_needs_transform(lv);
+    F->take_obj = F->seen_obj = F->raw_move_recep = F->wrong_place_recep = -1;
+    F->closed_try_recep = -1;
+    for (int i = 0; i < F->n; i++) {
+        const hh_event *ev = ev_of(F, i);
+        const hh_level *after = &rec_after(F, i + 1)->lv;
+        int step = i + 1;
+        /* what came into sight: a receptacle gone to, opened or examined, when open */
         if (ev->valid && (ev->kind == HA_GOTO || ev->kind == HA_OPEN || ev->kind == HA_EXAMINE) &&
             ev->recep >= 0 &&
-            (!env_household_recep_openable(lv->recep[ev->recep].type) || lv->recep[ev->recep].open))
-            mark_seen(O, ev->recep, i + 1);
-        O->won = env_household_won(lv);
-    }
-
-    /* Facts about the goal object type. */
-    int first_take = 0, take_obj = -1, first_seen = 0, seen_obj = -1;
-    int transform_step = 0, wrong_kind = 0, wrong_step = 0;
-    int raw_move_step = 0, raw_move_recep = -1; /* moved into an R before the transform */
-    int wrong_place_step = 0, wrong_place_recep = -1;
-    int closed_try_step = 0, closed_try_recep = -1;
-    int lamp_use_step = 0, lamp_use_holding = 0, drop_step = 0;
-    int n_invalid = 0, n_null = 0;
-    for (int i = 0; i < O->n; i++) {
-        const step_rec *s = &O->rec[i];
-        const hh_event *ev = &s->ev;
-        int step = i + 1;
-        if (!s->action_hash)
-            n_null++;
+            (!env_household_recep_openable(after->recep[ev->recep].type) ||
+             after->recep[ev->recep].open))
+            for (int o = 0; o < after->n_obj; o++)
+                if (after->obj[o].loc == ev->recep && !after->obj[o].floor && !F->seen_step[o])
+                    F->seen_step[o] = step;
+        if (!F->tr->step[step].action)
+            F->n_null++;
         else if (!ev->valid)
-            n_invalid++;
+            F->n_invalid++;
         int o = ev->obj;
         int isX = o >= 0 && lv->obj[o].type == X;
-        if (ev->valid && ev->kind == HA_TAKE && isX && !first_take) first_take = step, take_obj = o;
+        if (ev->valid && ev->kind == HA_TAKE && isX && !F->first_take)
+            F->first_take = step, F->take_obj = o;
         if (ev->valid && (ev->kind == HA_HEAT || ev->kind == HA_COOL || ev->kind == HA_CLEAN) &&
             isX) {
-            if (ev->kind == kind && !transform_step) transform_step = step;
-            if (ev->kind != kind && kind && !wrong_step) wrong_kind = ev->kind, wrong_step = step;
+            if (ev->kind == kind && !F->transform_step) F->transform_step = step;
+            if (ev->kind != kind && kind && !F->wrong_step)
+                F->wrong_kind = ev->kind, F->wrong_step = step;
         }
         if (ev->kind == HA_MOVE && isX && ev->recep >= 0) {
             int rt = lv->recep[ev->recep].type;
             if (ev->valid && lv->family != HF_LOOK && rt == lv->goal_recep && kind &&
-                !transform_step && !raw_move_step)
-                raw_move_step = step, raw_move_recep = ev->recep;
-            if (ev->valid && lv->family != HF_LOOK && rt != lv->goal_recep && !wrong_place_step)
-                wrong_place_step = step, wrong_place_recep = ev->recep;
-            if (!ev->valid && rt == lv->goal_recep && s->at_before == ev->recep && !closed_try_step)
-                closed_try_step = step, closed_try_recep = ev->recep;
-            if (ev->valid && lv->family == HF_LOOK && !drop_step) drop_step = step;
+                !F->transform_step && !F->raw_move_step)
+                F->raw_move_step = step, F->raw_move_recep = ev->recep;
+            if (ev->valid && lv->family != HF_LOOK && rt != lv->goal_recep && !F->wrong_place_step)
+                F->wrong_place_step = step, F->wrong_place_recep = ev->recep;
+            if (!ev->valid && rt == lv->goal_recep && lv_before(F, i)->at == ev->recep &&
+                !F->closed_try_step)
+                F->closed_try_step = step, F->closed_try_recep = ev->recep;
+            if (ev->valid && lv->family == HF_LOOK && !F->drop_step) F->drop_step = step;
         }
-        if (ev->valid && ev->kind == HA_USE && !lamp_use_step) {
-            lamp_use_step = step;
-            lamp_use_holding = s->held_before >= 0 && lv->obj[s->held_before].type == X;
+        if (ev->valid && ev->kind == HA_USE && !F->lamp_use_step) {
+            int held = lv_before(F, i)->held;
+            F->lamp_use_step = step;
+            F->lamp_use_holding = held >= 0 && lv->obj[held].type == X;
         }
     }
     for (int i = 0; i < lv->n_obj; i++)
-        if (lv->obj[i].type == X && O->seen_step[i] &&
-            (!first_seen || O->seen_step[i] < first_seen))
-            first_seen = O->seen_step[i], seen_obj = i;
+        if (lv->obj[i].type == X && F->seen_step[i] &&
+            (!F->first_seen || F->seen_step[i] < F->first_seen))
+            F->first_seen = F->seen_step[i], F->seen_obj = i;
+    F->Xn = env_household_obj_name(X);
+    plural(F->Xn, F->Xs, sizeof F->Xs);
+    snprintf(F->Xcap, sizeof F->Xcap, "%s", F->Xs);
+    if (F->Xcap[0] >= 'a' && F->Xcap[0] <= 'z') F->Xcap[0] = (char)(F->Xcap[0] - 'a' + 'A');
+    F->Rn = lv->goal_recep >= 0 ? env_household_recep_name(lv->goal_recep) : "";
+    F->first_x = F->lamp = -1;
+    for (int i = 0; i < F->init->n_obj && F->first_x < 0; i++)
+        if (F->init->obj[i].type == X) F->first_x = i;
+    for (int i = 0; i < lv->n_obj && F->lamp < 0; i++)
+        if (lv->lamp_type >= 0 && lv->obj[i].type == lv->lamp_type) F->lamp = i;
+    F->target_r = first_recep(lv, lv->goal_recep);
+    F->app = kind ? first_recep(lv, appliance_of(kind)) : -1;
+    F->other_x = -1;
+    for (int r = 0; r < lv->n_recep; r++) {
+        if (lv->recep[r].type != lv->goal_recep) continue;
+        for (int i = 0; i < lv->n_obj; i++)
+            F->placed_total +=
+                lv->obj[i].loc == r && lv->obj[i].type == X && env_household_obj_done(lv, i);
+    }
+    for (int i = 0; i < lv->n_obj && F->other_x < 0; i++)
+        if (lv->obj[i].type == X && lv->obj[i].loc >= 0 &&
+            lv->recep[lv->obj[i].loc].type != lv->goal_recep)
+            F->other_x = i;
+}
 
-    char Xs[48], Xcap[48];
-    const char *Xn = env_household_obj_name(X);
-    plural(Xn, Xs, sizeof Xs);
-    snprintf(Xcap, sizeof Xcap, "%s", Xs);
-    if (Xcap[0] >= 'a' && Xcap[0] <= 'z') Xcap[0] = (char)(Xcap[0] - 'a' + 'A');
-    const char *Rn = lv->goal_recep >= 0 ? env_household_recep_name(lv->goal_recep) : "";
-    int first_x = -1; /* first goal object, for "it was in ..." */
-    for (int i = 0; i < O->init.n_obj && first_x < 0; i++)
-        if (O->init.obj[i].type == X) first_x = i;
-    int lamp = -1;
-    for (int i = 0; i < lv->n_obj && lamp < 0; i++)
-        if (lv->lamp_type >= 0 && lv->obj[i].type == lv->lamp_type) lamp = i;
-    int target_r = first_recep(lv, lv->goal_recep);
-    int app = kind ? first_recep(lv, appliance_of(kind)) : -1;
+/* ---- the success summary: the workflow that worked and its key steps ---- */
 
-    char body[2048];
-    hh_text b;
-    hh_text_init(&b, body, sizeof body);
-    if (O->won) {
-        hh_text_putf(&b, "Success: \"%s\" solved in %d steps. Workflow that worked: find a %s (",
-                     lv->task, O->n, Xn);
-        if (take_obj >= 0)
-            hh_text_putf(&b, "the %s was %s the %s; ", O->init.obj[take_obj].name,
-                         prep(O->init.recep[O->init.obj[take_obj].loc].type),
-                         O->init.recep[O->init.obj[take_obj].loc].name);
-        hh_text_putf(&b, "%s here are kept ", Xs);
-        hosts_phrase(O, X, unseen, &b);
-        hh_text_put(&b, "), open its receptacle if it is closed, take it");
-        if (kind) hh_text_putf(&b, ", go to the %s and %s it", lv->recep[app].name, verb_of(kind));
-        if (lv->family == HF_LOOK && lamp >= 0)
-            hh_text_putf(
-                &b, ", then go to the %s where the %s is and use the %s while holding the %s.",
-                lv->recep[lv->obj[lamp].loc].name, lv->obj[lamp].name, lv->obj[lamp].name, Xn);
-        else if (lv->family == HF_TWO)
-            hh_text_putf(&b, ", move it to a %s, then find a second %s and move it to the same %s.",
-                         Rn, Xn, Rn);
-        else
-            hh_text_putf(&b, ", then go to a %s and move it there.", Rn);
-        int best = expert_len(&O->init, max_steps);
-        if (best > 0 && O->n > best + 3)
-            hh_text_putf(
-                &b,
-                " It took %d steps where %d suffice: go first to the receptacles where %s are "
-                "kept.",
-                O->n, best, Xs);
-        /* Key steps of the winning route. */
-        for (int i = 0; i < O->n; i++) {
-            const hh_event *ev = &O->rec[i].ev;
-            if (!ev->valid || ev->obj < 0) continue;
-            const hh_obj *ob = &lv->obj[ev->obj];
-            int step = i + 1;
-            if (ev->kind == HA_TAKE && ob->type == X)
-                add_line(O, step, "step %d: take the %s from the %s as soon as you see it.", step,
-                         ob->name, lv->recep[ev->recep].name);
-            else if (ev->kind == kind && kind && ob->type == X)
-                add_line(O, step, "step %d: %s the %s with the %s before placing it.", step,
-                         verb_of(kind), ob->name, lv->recep[ev->recep].name);
-            else if (ev->kind == HA_MOVE && ob->type == X &&
-                     lv->recep[ev->recep].type == lv->goal_recep)
-                add_line(O, step, "step %d: move the %s to the %s.", step, ob->name,
-                         lv->recep[ev->recep].name);
-            else if (ev->kind == HA_USE && lv->family == HF_LOOK)
-                add_line(O, step, "step %d: use the %s while holding the %s.", step, ob->name, Xn);
+static void hh_success(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv, *init = F->init;
+    const int X = F->X, kind = F->kind;
+    env_skill_put(b, "Success: \"%s\" solved in %d steps. Workflow that worked: find a %s (",
+                  lv->task, F->n, F->Xn);
+    if (F->take_obj >= 0)
+        env_skill_put(b, "the %s was %s the %s; ", init->obj[F->take_obj].name,
+                      prep(init->recep[init->obj[F->take_obj].loc].type),
+                      init->recep[init->obj[F->take_obj].loc].name);
+    env_skill_put(b, "%s here are kept ", F->Xs);
+    hosts_phrase(F->tab, init, X, F->unseen, b);
+    env_skill_put(b, "), open its receptacle if it is closed, take it");
+    if (kind) env_skill_put(b, ", go to the %s and %s it", lv->recep[F->app].name, verb_of(kind));
+    if (lv->family == HF_LOOK && F->lamp >= 0)
+        env_skill_put(b, ", then go to the %s where the %s is and use the %s while holding the %s.",
+                      lv->recep[lv->obj[F->lamp].loc].name, lv->obj[F->lamp].name,
+                      lv->obj[F->lamp].name, F->Xn);
+    else if (lv->family == HF_TWO)
+        env_skill_put(b, ", move it to a %s, then find a second %s and move it to the same %s.",
+                      F->Rn, F->Xn, F->Rn);
+    else
+        env_skill_put(b, ", then go to a %s and move it there.", F->Rn);
+    int best = expert_len(init, F->max_steps);
+    if (best > 0 && F->n > best + 3)
+        env_skill_put(b,
+                      " It took %d steps where %d suffice: go first to the receptacles where %s "
+                      "are kept.",
+                      F->n, best, F->Xs);
+    /* key steps of the winning route */
+    for (int i = 0; i < F->n; i++) {
+        const hh_event *ev = ev_of(F, i);
+        if (!ev->valid || ev->obj < 0) continue;
+        const hh_obj *ob = &lv->obj[ev->obj];
+        int step = i + 1;
+        if (ev->kind == HA_TAKE && ob->type == X)
+            env_skill_step(b, step, "take the %s from the %s as soon as you see it.", ob->name,
+                           lv->recep[ev->recep].name);
+        else if (ev->kind == kind && kind && ob->type == X)
+            env_skill_step(b, step, "%s the %s with the %s before placing it.", verb_of(kind),
+                           ob->name, lv->recep[ev->recep].name);
+        else if (ev->kind == HA_MOVE && ob->type == X &&
+                 lv->recep[ev->recep].type == lv->goal_recep)
+            env_skill_step(b, step, "move the %s to the %s.", ob->name, lv->recep[ev->recep].name);
+        else if (ev->kind == HA_USE && lv->family == HF_LOOK)
+            env_skill_step(b, step, "use the %s while holding the %s.", ob->name, F->Xn);
+    }
+}
+
+/* ---- one diagnosis per failure family (after "Failure: ") ---- */
+
+static int never_found_applies(const hh_facts *F) {
+    return !F->first_take && !F->first_seen;
+}
+
+static void never_found(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv, *init = F->init;
+    env_skill_put(b, "you never found a %s.", F->Xn);
+    int nv = 0;
+    for (int i = 0; i < F->n; i++) nv += ev_of(F, i)->valid && ev_of(F, i)->kind == HA_GOTO;
+    if (nv > 0) {
+        env_skill_put(b, " You searched ");
+        int k = 0, shown = 0;
+        for (int i = 0; i < F->n && shown < 4; i++) {
+            const hh_event *ev = ev_of(F, i);
+            if (!ev->valid || ev->kind != HA_GOTO) continue;
+            int dup = 0;
+            for (int j = 0; j < i; j++)
+                dup |= ev_of(F, j)->valid && ev_of(F, j)->kind == HA_GOTO &&
+                       ev_of(F, j)->recep == ev->recep;
+            if (dup) continue;
+            env_skill_put(b, "%s%s", k++ ? ", " : "the ", lv->recep[ev->recep].name);
+            shown++;
         }
+        env_skill_put(b, "%s", nv > shown ? " and more," : "");
     } else {
-        hh_text_put(&b, "Failure: ");
-        int holdX = first_take > 0;
-        if (!holdX && !first_seen) {
-            hh_text_putf(&b, "you never found a %s.", Xn);
-            int nv = 0;
-            for (int i = 0; i < O->n; i++)
-                if (O->rec[i].ev.valid && O->rec[i].ev.kind == HA_GOTO) nv++;
-            if (nv > 0) {
-                hh_text_put(&b, " You searched ");
-                int k = 0, shown = 0;
-                for (int i = 0; i < O->n && shown < 4; i++) {
-                    const hh_event *ev = &O->rec[i].ev;
-                    if (!ev->valid || ev->kind != HA_GOTO) continue;
-                    int dup = 0;
-                    for (int j = 0; j < i; j++)
-                        dup |= O->rec[j].ev.valid && O->rec[j].ev.kind == HA_GOTO &&
-                               O->rec[j].ev.recep == ev->recep;
-                    if (dup) continue;
-                    hh_text_putf(&b, "%s%s", k++ ? ", " : "the ", lv->recep[ev->recep].name);
-                    shown++;
-                }
-                hh_text_put(&b, nv > shown ? " and more," : "");
-            } else {
-                hh_text_put(&b, " You never went to any receptacle,");
-            }
-            if (first_x >= 0)
-                hh_text_putf(&b, " but the %s was %s the %s. %s in this house are kept ",
-                             O->init.obj[first_x].name,
-                             prep(O->init.recep[O->init.obj[first_x].loc].type),
-                             O->init.recep[O->init.obj[first_x].loc].name, Xcap);
-            hosts_phrase(O, X, unseen, &b);
-            hh_text_put(&b, "; check those first, and open closed receptacles to see inside.");
-            /* Step lines: searches where X never is, closed places left unopened. */
-            for (int i = 0; i < O->n; i++) {
-                const hh_event *ev = &O->rec[i].ev;
-                if (!ev->valid || ev->kind != HA_GOTO) continue;
-                int rt = lv->recep[ev->recep].type, step = i + 1;
-                if (!O->tab.allowed[X][rt] && first_x >= 0)
-                    add_line(O, step,
-                             "step %d: do not search the %s for a %s; go to the %s instead.", step,
-                             lv->recep[ev->recep].name, Xn,
-                             O->init.recep[O->init.obj[first_x].loc].name);
-                else if (env_household_recep_openable(rt) &&
-                         (i + 1 >= O->n || O->rec[i + 1].ev.kind != HA_OPEN ||
-                          !O->rec[i + 1].ev.valid))
-                    add_line(O, step + 1 <= O->n ? step + 1 : step,
-                             "step %d: open the %s to see what is inside.",
-                             step + 1 <= O->n ? step + 1 : step, lv->recep[ev->recep].name);
-            }
-        } else if (!holdX) {
-            const hh_obj *so = &lv->obj[seen_obj];
-            int where = -1;
-            for (int i = 0; i < O->n && where < 0; i++)
-                if (i + 1 == first_seen) where = O->rec[i].ev.recep;
-            hh_text_putf(
-                &b,
-                "you saw the %s %s the %s at step %d but never took it. Take the %s as soon as "
-                "you see it.",
-                so->name, where >= 0 ? prep(lv->recep[where].type) : "in",
-                where >= 0 ? lv->recep[where].name : "room", first_seen, Xn);
-            if (where >= 0 && first_seen + 1 <= O->n)
-                add_line(O, first_seen + 1, "step %d: take the %s from the %s now.", first_seen + 1,
-                         so->name, lv->recep[where].name);
-        } else if (lv->family == HF_LOOK) {
-            const char *ln = lamp >= 0 ? lv->obj[lamp].name : "lamp";
-            const char *host = lamp >= 0 ? lv->recep[lv->obj[lamp].loc].name : "lamp";
-            if (!lamp_use_step)
-                hh_text_putf(
-                    &b,
-                    "you took the %s but never turned on the %s. Carry the %s to the %s, where "
-                    "the %s is, "
-                    "and use the %s while holding it.",
-                    Xn, ln, Xn, host, ln, ln);
-            else if (!lamp_use_holding)
-                hh_text_putf(
-                    &b,
-                    "you turned on the %s at step %d without holding the %s, and never came "
-                    "back with it. "
-                    "Take the %s first, then bring it to the %s while the %s is on.",
-                    ln, lamp_use_step, Xn, Xn, host, ln);
-            else
-                hh_text_putf(
-                    &b,
-                    "you used the %s but were not holding the %s next to it at the end. Keep "
-                    "the %s in "
-                    "hand at the %s while the %s is on.",
-                    ln, Xn, Xn, host, ln);
-            if (drop_step)
-                add_line(O, drop_step, "step %d: keep holding the %s; do not put it down.",
-                         drop_step, Xn);
-            add_line(O, first_take, "step %d: after taking the %s, go to the %s and use the %s.",
-                     first_take, Xn, host, ln);
-        } else if (kind && !transform_step) {
-            if (wrong_step) {
-                hh_text_putf(
-                    &b,
-                    "you %s the %s at step %d, but the task asks for a %s %s: %s it with the "
-                    "%s instead.",
-                    past_of(wrong_kind), Xn, wrong_step, adj_of(kind), Xn, verb_of(kind),
-                    lv->recep[app].name);
-                add_line(O, wrong_step, "step %d: %s the %s with the %s, not %s it.", wrong_step,
-                         verb_of(kind), Xn, lv->recep[app].name, verb_of(wrong_kind));
-            } else if (raw_move_step) {
-                hh_text_putf(
-                    &b,
-                    "you moved the %s to the %s at step %d without %s it. A %s must be %s with "
-                    "the %s "
-                    "before it goes %s the %s.",
-                    Xn, lv->recep[raw_move_recep].name, raw_move_step,
-                    kind == HA_HEAT   ? "heating"
-                    : kind == HA_COOL ? "cooling"
-                                      : "cleaning",
-                    Xn, past_of(kind), lv->recep[app].name, prep(lv->goal_recep), Rn);
-                add_line(O, raw_move_step,
-                         "step %d: go to the %s and %s the %s before moving it to the %s.",
-                         raw_move_step, lv->recep[app].name, verb_of(kind), Xn,
-                         lv->recep[raw_move_recep].name);
-            } else {
-                hh_text_putf(&b,
-                             "you took the %s but never %s it. Go to the %s and %s the %s before "
-                             "putting it %s a %s.",
-                             Xn, past_of(kind), lv->recep[app].name, verb_of(kind), Xn,
-                             prep(lv->goal_recep), Rn);
-            }
-            add_line(O, first_take + 1 <= O->n ? first_take + 1 : first_take,
-                     "step %d: after taking the %s, go to the %s and %s it.",
-                     first_take + 1 <= O->n ? first_take + 1 : first_take, Xn, lv->recep[app].name,
-                     verb_of(kind));
-        } else {
-            int placed_best = 0, placed_total = 0, other_x = -1;
-            for (int r = 0; r < lv->n_recep; r++) {
-                if (lv->recep[r].type != lv->goal_recep) continue;
-                int c = 0;
-                for (int i = 0; i < lv->n_obj; i++)
-                    c += lv->obj[i].loc == r && lv->obj[i].type == X &&
-                         env_household_obj_done(lv, i);
-                placed_total += c;
-                if (c > placed_best) placed_best = c;
-            }
-            for (int i = 0; i < lv->n_obj && other_x < 0; i++)
-                if (lv->obj[i].type == X && lv->obj[i].loc >= 0 &&
-                    lv->recep[lv->obj[i].loc].type != lv->goal_recep)
-                    other_x = i;
-            if (lv->family == HF_TWO && placed_total >= 2) {
-                hh_text_putf(&b, "you put the two %s in different %s; both must go in the same %s.",
-                             Xs, Rn, Rn);
-            } else if (lv->family == HF_TWO && placed_total == 1) {
-                hh_text_putf(&b, "you put only one %s %s a %s. Find a second %s", Xn,
-                             prep(lv->goal_recep), Rn, Xn);
-                if (other_x >= 0)
-                    hh_text_putf(&b, " (the %s is %s the %s)", lv->obj[other_x].name,
-                                 prep(lv->recep[lv->obj[other_x].loc].type),
-                                 lv->recep[lv->obj[other_x].loc].name);
-                hh_text_putf(&b, " and put it in the same %s.", Rn);
-            } else if (wrong_place_step) {
-                hh_text_putf(
-                    &b,
-                    "you moved the %s to the %s at step %d, but the task asks for a %s. Put it "
-                    "%s a %s.",
-                    Xn, lv->recep[wrong_place_recep].name, wrong_place_step, Rn,
-                    prep(lv->goal_recep), Rn);
-                add_line(O, wrong_place_step,
-                         "step %d: go to the %s and move the %s there, not to the %s.",
-                         wrong_place_step, lv->recep[target_r].name, Xn,
-                         lv->recep[wrong_place_recep].name);
-            } else if (closed_try_step) {
-                hh_text_putf(
-                    &b,
-                    "you tried to put the %s into the closed %s at step %d. Open the %s first, "
-                    "then move the "
-                    "%s into it.",
-                    Xn, lv->recep[closed_try_recep].name, closed_try_step,
-                    lv->recep[closed_try_recep].name, Xn);
-                add_line(O, closed_try_step, "step %d: open the %s before moving the %s into it.",
-                         closed_try_step, lv->recep[closed_try_recep].name, Xn);
-            } else {
-                hh_text_putf(
-                    &b,
-                    "you had the %s%s%s but never put it %s a %s. Go to the %s and move the %s "
-                    "there.",
-                    kind ? adj_of(kind) : "", kind ? " " : "", Xn, prep(lv->goal_recep), Rn,
-                    lv->recep[target_r].name, Xn);
-                int last = kind ? transform_step : first_take;
-                if (last + 1 <= O->n) last++;
-                add_line(O, last, "step %d: go to the %s and move the %s there.", last,
-                         lv->recep[target_r].name, Xn);
-            }
-        }
-        /* Loops and wasted commands. */
-        int ls, ll, lp;
-        find_loop(O, &ls, &ll, &lp);
-        if (ll >= 4) {
-            const char *a = actions[ls - 1] ? actions[ls - 1] : "(no action)";
-            hh_text_putf(
-                &b,
-                " You looped on '%.60s'%s for %d steps (from step %d); when a command changes "
-                "nothing, do "
-                "something else.",
-                a, lp == 2 ? " and back" : "", ll, ls);
-            add_line(O, ls + lp,
-                     "step %d: stop repeating '%.60s'; go to a receptacle you have not checked.",
-                     ls + lp, a);
-        }
-        if (n_invalid > 0)
-            hh_text_putf(&b,
-                         " %d of your commands did nothing (\"Nothing happens.\"); choose only "
-                         "admissible actions.",
-                         n_invalid);
-        if (n_null > 0) hh_text_putf(&b, " %d steps had no valid action.", n_null);
-        if (O->n >= max_steps) hh_text_putf(&b, " The episode ran out of its %d steps.", max_steps);
+        env_skill_put(b, " You never went to any receptacle,");
     }
+    const char *x_at = F->first_x >= 0 ? init->recep[init->obj[F->first_x].loc].name : "";
+    if (F->first_x >= 0)
+        env_skill_put(b, " but the %s was %s the %s. %s in this house are kept ",
+                      init->obj[F->first_x].name, prep(init->recep[init->obj[F->first_x].loc].type),
+                      x_at, F->Xcap);
+    hosts_phrase(F->tab, init, F->X, F->unseen, b);
+    env_skill_put(b, "; check those first, and open closed receptacles to see inside.");
+    /* step lines: searches where X never is, closed places left unopened */
+    for (int i = 0; i < F->n; i++) {
+        const hh_event *ev = ev_of(F, i);
+        if (!ev->valid || ev->kind != HA_GOTO) continue;
+        int rt = lv->recep[ev->recep].type, step = i + 1;
+        if (!F->tab->allowed[F->X][rt] && F->first_x >= 0)
+            env_skill_step(b, step, "do not search the %s for a %s; go to the %s instead.",
+                           lv->recep[ev->recep].name, F->Xn, x_at);
+        else if (env_household_recep_openable(rt) &&
+                 (i + 1 >= F->n || ev_of(F, i + 1)->kind != HA_OPEN || !ev_of(F, i + 1)->valid))
+            env_skill_step(b, step + 1 <= F->n ? step + 1 : step,
+                           "open the %s to see what is inside.", lv->recep[ev->recep].name);
+    }
+}
 
-    /* Step lines in step order. */
-    int order[HH_MAX_LINES];
-    for (int i = 0; i < O->n_lines; i++) order[i] = i;
-    for (int i = 1; i < O->n_lines; i++)
-        for (int j = i; j > 0 && O->line_step[order[j - 1]] > O->line_step[order[j]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    hh_text out;
-    hh_text_init(&out, skill, skill_len);
-    hh_text_put(&out, body);
-    for (int i = 0; i < O->n_lines; i++) {
-        hh_text_put(&out, "\n");
-        hh_text_put(&out, O->lines[order[i]]);
+static int seen_not_taken_applies(const hh_facts *F) {
+    return !F->first_take;
+}
+
+static void seen_not_taken(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv;
+    const hh_obj *so = &lv->obj[F->seen_obj];
+    int where = ev_of(F, F->first_seen - 1)->recep;
+    env_skill_put(b,
+                  "you saw the %s %s the %s at step %d but never took it. Take the %s as soon "
+                  "as you see it.",
+                  so->name, where >= 0 ? prep(lv->recep[where].type) : "in",
+                  where >= 0 ? lv->recep[where].name : "room", F->first_seen, F->Xn);
+    if (where >= 0)
+        env_skill_step(b, F->first_seen + 1, "take the %s from the %s now.", so->name,
+                       lv->recep[where].name);
+}
+
+static int lamp_unused_applies(const hh_facts *F) {
+    return F->lv->family == HF_LOOK;
+}
+
+static void lamp_unused(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv;
+    const char *Xn = F->Xn;
+    const char *ln = F->lamp >= 0 ? lv->obj[F->lamp].name : "lamp";
+    const char *host = F->lamp >= 0 ? lv->recep[lv->obj[F->lamp].loc].name : "lamp";
+    if (!F->lamp_use_step)
+        env_skill_put(b,
+                      "you took the %s but never turned on the %s. Carry the %s to the %s, "
+                      "where the %s is, and use the %s while holding it.",
+                      Xn, ln, Xn, host, ln, ln);
+    else if (!F->lamp_use_holding)
+        env_skill_put(b,
+                      "you turned on the %s at step %d without holding the %s, and never came "
+                      "back with it. Take the %s first, then bring it to the %s while the %s is "
+                      "on.",
+                      ln, F->lamp_use_step, Xn, Xn, host, ln);
+    else
+        env_skill_put(b,
+                      "you used the %s but were not holding the %s next to it at the end. Keep "
+                      "the %s in hand at the %s while the %s is on.",
+                      ln, Xn, Xn, host, ln);
+    if (F->drop_step)
+        env_skill_step(b, F->drop_step, "keep holding the %s; do not put it down.", Xn);
+    env_skill_step(b, F->first_take, "after taking the %s, go to the %s and use the %s.", Xn, host,
+                   ln);
+}
+
+/* The heat/cool/clean families share the line after the take. */
+static void transform_line(const hh_facts *F, env_skill *b) {
+    int step = F->first_take + 1 <= F->n ? F->first_take + 1 : F->first_take;
+    env_skill_step(b, step, "after taking the %s, go to the %s and %s it.", F->Xn,
+                   F->lv->recep[F->app].name, verb_of(F->kind));
+}
+
+static int wrong_transform_applies(const hh_facts *F) {
+    return F->kind && !F->transform_step && F->wrong_step;
+}
+
+static void wrong_transform(const hh_facts *F, env_skill *b) {
+    const char *Xn = F->Xn, *app = F->lv->recep[F->app].name;
+    env_skill_put(b,
+                  "you %s the %s at step %d, but the task asks for a %s %s: %s it with the %s "
+                  "instead.",
+                  past_of(F->wrong_kind), Xn, F->wrong_step, adj_of(F->kind), Xn, verb_of(F->kind),
+                  app);
+    env_skill_step(b, F->wrong_step, "%s the %s with the %s, not %s it.", verb_of(F->kind), Xn, app,
+                   verb_of(F->wrong_kind));
+    transform_line(F, b);
+}
+
+static int untransformed_move_applies(const hh_facts *F) {
+    return F->kind && !F->transform_step && F->raw_move_step;
+}
+
+static void untransformed_move(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv;
+    const char *Xn = F->Xn, *app = lv->recep[F->app].name;
+    const char *to = lv->recep[F->raw_move_recep].name;
+    env_skill_put(b,
+                  "you moved the %s to the %s at step %d without %s it. A %s must be %s with "
+                  "the %s before it goes %s the %s.",
+                  Xn, to, F->raw_move_step,
+                  F->kind == HA_HEAT   ? "heating"
+                  : F->kind == HA_COOL ? "cooling"
+                                       : "cleaning",
+                  Xn, past_of(F->kind), app, prep(lv->goal_recep), F->Rn);
+    env_skill_step(b, F->raw_move_step, "go to the %s and %s the %s before moving it to the %s.",
+                   app, verb_of(F->kind), Xn, to);
+    transform_line(F, b);
+}
+
+static int never_transformed_applies(const hh_facts *F) {
+    return F->kind && !F->transform_step;
+}
+
+static void never_transformed(const hh_facts *F, env_skill *b) {
+    env_skill_put(b,
+                  "you took the %s but never %s it. Go to the %s and %s the %s before putting "
+                  "it %s a %s.",
+                  F->Xn, past_of(F->kind), F->lv->recep[F->app].name, verb_of(F->kind), F->Xn,
+                  prep(F->lv->goal_recep), F->Rn);
+    transform_line(F, b);
+}
+
+static int two_apart_applies(const hh_facts *F) {
+    return F->lv->family == HF_TWO && F->placed_total >= 2;
+}
+
+static void two_apart(const hh_facts *F, env_skill *b) {
+    env_skill_put(b, "you put the two %s in different %s; both must go in the same %s.", F->Xs,
+                  F->Rn, F->Rn);
+}
+
+static int one_of_two_applies(const hh_facts *F) {
+    return F->lv->family == HF_TWO && F->placed_total == 1;
+}
+
+static void one_of_two(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv;
+    env_skill_put(b, "you put only one %s %s a %s. Find a second %s", F->Xn, prep(lv->goal_recep),
+                  F->Rn, F->Xn);
+    if (F->other_x >= 0)
+        env_skill_put(b, " (the %s is %s the %s)", lv->obj[F->other_x].name,
+                      prep(lv->recep[lv->obj[F->other_x].loc].type),
+                      lv->recep[lv->obj[F->other_x].loc].name);
+    env_skill_put(b, " and put it in the same %s.", F->Rn);
+}
+
+static int wrong_place_applies(const hh_facts *F) {
+    return F->wrong_place_step > 0;
+}
+
+static void wrong_place(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv;
+    const char *to = lv->recep[F->wrong_place_recep].name;
+    env_skill_put(b,
+                  "you moved the %s to the %s at step %d, but the task asks for a %s. Put it "
+                  "%s a %s.",
+                  F->Xn, to, F->wrong_place_step, F->Rn, prep(lv->goal_recep), F->Rn);
+    env_skill_step(b, F->wrong_place_step, "go to the %s and move the %s there, not to the %s.",
+                   lv->recep[F->target_r].name, F->Xn, to);
+}
+
+static int closed_target_applies(const hh_facts *F) {
+    return F->closed_try_step > 0;
+}
+
+static void closed_target(const hh_facts *F, env_skill *b) {
+    const char *r = F->lv->recep[F->closed_try_recep].name;
+    env_skill_put(b,
+                  "you tried to put the %s into the closed %s at step %d. Open the %s first, "
+                  "then move the %s into it.",
+                  F->Xn, r, F->closed_try_step, r, F->Xn);
+    env_skill_step(b, F->closed_try_step, "open the %s before moving the %s into it.", r, F->Xn);
+}
+
+static int always(const hh_facts *F) {
+    (void)F;
+    return 1;
+}
+
+static void never_placed(const hh_facts *F, env_skill *b) {
+    const hh_level *lv = F->lv;
+    env_skill_put(b,
+                  "you had the %s%s%s but never put it %s a %s. Go to the %s and move the %s "
+                  "there.",
+                  F->kind ? adj_of(F->kind) : "", F->kind ? " " : "", F->Xn, prep(lv->goal_recep),
+                  F->Rn, lv->recep[F->target_r].name, F->Xn);
+    int last = F->kind ? F->transform_step : F->first_take;
+    if (last + 1 <= F->n) last++;
+    env_skill_step(b, last, "go to the %s and move the %s there.", lv->recep[F->target_r].name,
+                   F->Xn);
+}
+
+/* First match wins: each entry's test assumes the ones above it did not match. */
+static const struct {
+    int (*applies)(const hh_facts *F);
+    void (*diagnose)(const hh_facts *F, env_skill *b);
+} hh_failures[] = {
+    {never_found_applies, never_found},
+    {seen_not_taken_applies, seen_not_taken},
+    {lamp_unused_applies, lamp_unused},
+    {wrong_transform_applies, wrong_transform},
+    {untransformed_move_applies, untransformed_move},
+    {never_transformed_applies, never_transformed},
+    {two_apart_applies, two_apart},
+    {one_of_two_applies, one_of_two},
+    {wrong_place_applies, wrong_place},
+    {closed_target_applies, closed_target},
+    {always, never_placed},
+};
+
+/* What every failure adds: loops, wasted commands, steps without an action, the end. */
+static void hh_failure_habits(const hh_facts *F, env_skill *b) {
+    int ls, ll, lp;
+    find_loop(F, &ls, &ll, &lp);
+    if (ll >= 4) {
+        const char *a = F->tr->step[ls].action ? F->tr->step[ls].action : "(no action)";
+        env_skill_put(b,
+                      " You looped on '%.60s'%s for %d steps (from step %d); when a command "
+                      "changes nothing, do something else.",
+                      a, lp == 2 ? " and back" : "", ll, ls);
+        env_skill_step(b, ls + lp,
+                       "stop repeating '%.60s'; go to a receptacle you have not checked.", a);
     }
-    int full = hh_text_full(&out) || hh_text_full(&b);
-    free(O);
-    if (full)
-        return seed_errf(err, errlen, "household: the skill text did not fit in %zu bytes",
-                         skill_len);
+    if (F->n_invalid > 0)
+        env_skill_put(b,
+                      " %d of your commands did nothing (\"Nothing happens.\"); choose only "
+                      "admissible actions.",
+                      F->n_invalid);
+    if (F->n_null > 0) env_skill_put(b, " %d steps had no valid action.", F->n_null);
+    if (F->n >= F->max_steps)
+        env_skill_put(b, " The episode ran out of its %d steps.", F->max_steps);
+}
+
+int env_household_oracle(const env_trace *tr, env_skill *b, char *err, size_t errlen) {
+    hh_facts *F = malloc(sizeof *F);
+    if (!F) return seed_errf(err, errlen, "household: out of memory");
+    hh_collect(tr, F);
+    if (F->won) {
+        hh_success(F, b);
+    } else {
+        env_skill_put(b, "Failure: ");
+        size_t k = 0;
+        while (!hh_failures[k].applies(F)) k++;
+        hh_failures[k].diagnose(F, b);
+        hh_failure_habits(F, b);
+    }
+    free(F);
     return 0;
 }

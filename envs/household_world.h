@@ -277,10 +277,16 @@ int env_household_obj_done(const hh_level *lv, int o); /* has the property the t
 /* Config parsing shared by create and the oracle (keys: max_steps, families). */
 int env_household_config(const env_kv *kv, int n_kv, int *max_steps, unsigned *family_mask,
                          char *err, size_t errlen);
-/* The rule-based hindsight oracle (env_vtable.hindsight). */
-int env_household_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                            const char *const *actions, int n_actions, char *skill,
-                            size_t skill_len, char *err, size_t errlen);
+/* What the shared replay keeps after each step (env_vtable.trace_record): the level and
+ * what the step's command meant (after the reset: HA_UNKNOWN, invalid). */
+typedef struct hh_trace_rec {
+    hh_level lv;
+    hh_event ev;
+} hh_trace_rec;
+/* The rule-based hindsight oracle (env_vtable.oracle) over the replayed trace. */
+int env_household_oracle(const env_trace *tr, env_skill *sk, char *err, size_t errlen);
+/* The fixed tables of a household env. */
+const hh_tables *env_household_tables(const env *e);
 extern const env_vtable env_household_vtable;
 /* The live level of a household env (privileged state, for tests and tools). */
 hh_level *env_household_level(env *e);

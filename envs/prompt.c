@@ -1,5 +1,6 @@
 /* prompt.c — see prompt.h. One renderer serves every env; the differences between
- * verl-agent's per-env templates are data (env_prompt_style), not code. */
+ * verl-agent's per-env templates are data (env_prompt_style, named by each env's vtable),
+ * not code. */
 #include "envs/prompt.h"
 
 #include <stdarg.h>
@@ -12,23 +13,7 @@
 
 #include "common/util.h"
 
-typedef struct env_prompt_style {
-    const char *name;
-    const char *task_sep;    /* between the instructions and "Your task is to: " */
-    const char *task_prefix; /* the task line's opening; NULL: "Your task is to: " */
-    const char *head_end;    /* ends the head after the task: "\n", or "\n\n" for a blank line */
-    const char *step_header; /* opens the middle part (never with whitespace: prompt.h) */
-    const char *obs_sep;     /* after "... your current observation is:" */
-    const char *obs_end;     /* right after the observation ("." for webshop); NULL: none */
-    const char *adm_prefix;  /* before the admissible list */
-    int adm_json; /* 1: ["a", "b"]; 0: ['a'\n 'b'] as verl-agent's ALFWorld; 2: 'a',\n'b', */
-    const char *adm_suffix;
-    const char *final; /* the tail */
-    int reject_cjk;
-} env_prompt_style;
-
-static const env_prompt_style env_style_default = {
-    .name = NULL,
+const env_prompt_style env_prompt_style_default = {
     .task_sep = " ",
     .head_end = "\n",
     .step_header = "",
@@ -44,8 +29,7 @@ static const env_prompt_style env_style_default = {
     .reject_cjk = 1,
 };
 
-static const env_prompt_style env_style_sokoban = {
-    .name = "sokoban",
+const env_prompt_style env_prompt_style_sokoban = {
     .task_sep = "\n\n# Your Goal\n",
     .head_end = "\n\n",
     .step_header = "# Current Step\n",
@@ -64,8 +48,7 @@ static const env_prompt_style env_style_sokoban = {
     .reject_cjk = 0,
 };
 
-static const env_prompt_style env_style_ezpoints = {
-    .name = "ezpoints",
+const env_prompt_style env_prompt_style_ezpoints = {
     .task_sep = " ",
     .head_end = "\n",
     .step_header = "",
@@ -83,8 +66,7 @@ static const env_prompt_style env_style_ezpoints = {
 
 /* verl-agent's search template (SEARCH_TEMPLATE): "Your question: ...", then Search-R1's
  * two actions, which seed's reply format carries inside the <action> tags. */
-static const env_prompt_style env_style_searchqa = {
-    .name = "searchqa",
+const env_prompt_style env_prompt_style_searchqa = {
     .task_sep = "\n",
     .task_prefix = "Your question: ",
     .head_end = "\n\n",
@@ -107,8 +89,7 @@ static const env_prompt_style env_style_searchqa = {
 };
 
 /* verl-agent's WEBSHOP_TEMPLATE (prompts/webshop.py). */
-static const env_prompt_style env_style_webshop = {
-    .name = "webshop",
+const env_prompt_style env_prompt_style_webshop = {
     .task_sep = "\n",
     .head_end = ".\n",
     .step_header = "",
@@ -126,12 +107,10 @@ static const env_prompt_style env_style_webshop = {
     .reject_cjk = 1,
 };
 
+/* The style is the env's own (its vtable's prompt_style); the name only finds the env. */
 static const env_prompt_style *env_style(const char *env_name) {
-    static const env_prompt_style *const styles[] = {&env_style_sokoban, &env_style_ezpoints,
-                                                     &env_style_searchqa, &env_style_webshop};
-    for (size_t i = 0; env_name && i < sizeof styles / sizeof styles[0]; i++)
-        if (strcmp(styles[i]->name, env_name) == 0) return styles[i];
-    return &env_style_default;
+    const env_vtable *vt = env_lookup(env_name);
+    return vt && vt->prompt_style ? vt->prompt_style : &env_prompt_style_default;
 }
 
 int env_parse_rejects_cjk(const char *env_name) {

@@ -67,13 +67,35 @@ typedef struct env_prompt {
     size_t head_len, middle_len, tail_len;
 } env_prompt;
 
+/* How an env's prompts are worded (verl-agent's per-env templates as data); an env
+ * names its style in its vtable (env_vtable.prompt_style). */
+struct env_prompt_style {
+    const char *task_sep;    /* between the instructions and "Your task is to: " */
+    const char *task_prefix; /* the task line's opening; NULL: "Your task is to: " */
+    const char *head_end;    /* ends the head after the task: "\n", or "\n\n" for a blank line */
+    const char *step_header; /* opens the middle part (never with whitespace: prompt.h) */
+    const char *obs_sep;     /* after "... your current observation is:" */
+    const char *obs_end;     /* right after the observation ("." for webshop); NULL: none */
+    const char *adm_prefix;  /* before the admissible list */
+    int adm_json; /* 1: ["a", "b"]; 0: ['a'\n 'b'] as verl-agent's ALFWorld; 2: 'a',\n'b', */
+    const char *adm_suffix;
+    const char *final; /* the tail */
+    int reject_cjk;
+};
+typedef struct env_prompt_style env_prompt_style;
+/* The built-in styles: the ALFWorld-like default (household, and any env without one),
+ * and verl-agent's sokoban, gym_cards (ezpoints), search and webshop templates. */
+extern const env_prompt_style env_prompt_style_default, env_prompt_style_sokoban,
+    env_prompt_style_ezpoints, env_prompt_style_searchqa, env_prompt_style_webshop;
+
 void env_prompt_init(env_prompt *p);
 void env_prompt_free(env_prompt *p);
 
 /* Render the prompt for the current observation. history holds every step taken so far
  * in this episode, oldest first (n_steps of them; the step count in the prompt); the
  * last history_len of them are shown (<= 0: none, the first-step wording is used for
- * step 0 and whenever history_len <= 0). env_name picks the wording (NULL: default). */
+ * step 0 and whenever history_len <= 0). env_name finds the env whose vtable names the wording
+ * (NULL or an env without a style: the default). */
 int env_prompt_render(env_prompt *p, const char *env_name, const char *instructions,
                       const env_obs *obs, const env_prompt_step *history, int n_steps,
                       int history_len, char *err, size_t errlen);

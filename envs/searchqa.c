@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envs/prompt.h"
 #include "envs/searchqa.h"
 #include "common/util.h"
 
@@ -219,5 +220,6 @@ const env_vtable env_searchqa_vtable = {
     .expert = sq_expert,
     .hindsight = env_searchqa_hindsight,
     .max_steps_default = 4,
+    .prompt_style = &env_prompt_style_searchqa,
     .action_valid = sq_action_valid,
 };

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "envs/env.h"
+#include "envs/prompt.h"
 #include "envs/pyrandom.h"
 #include "common/util.h"
 
@@ -76,6 +77,7 @@ typedef struct sokoban {
     uint8_t state[SK_MAXC]; /* room_state */
     uint8_t live[SK_MAXC];  /* a box here can still reach some target (ignoring other boxes) */
     int player, boxes_on_target;
+    int last_pushed;      /* the last step pushed a box (read by the trace) */
     int targets[SK_MAXB]; /* target cells */
     /* reverse-play scratch */
     sk_set explored;
@@ -712,6 +714,7 @@ static int sk_reset(env *e, uint64_t seed, env_split split, env_obs *obs, char *
         if (s->fixed[i] == SK_TARGET && k < SK_MAXB) s->targets[k++] = i;
     }
     s->boxes_on_target = 0;
+    s->last_pushed = 0;
     s->plan_len = 0;
     sk_compute_live(s);
     sk_fill_obs(s, obs, 0.0);
@@ -723,6 +726,7 @@ static int sk_step(env *e, const char *action, env_obs *obs, char *err, size_t e
     int w = sk_action_word(action), moved = 0, pushed = 0;
     double r = 0.0;
     if (w >= 0 && w < 4) r = sk_apply(s, w, &moved, &pushed);
+    s->last_pushed = pushed;
     sk_fill_obs(s, obs, r);
     if (w < 0 || w == 4)
         obs->info = action ? "no-op: the action names no direction" : "no-op: invalid step";
@@ -767,86 +771,85 @@ static void sk_cell_name(const sokoban *s, int cell, char *out, size_t n) {
     snprintf(out, n, "(row %d, column %d)", cell / s->cols + 1, cell % s->cols + 1);
 }
 
-static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                        char *err, size_t errlen) {
-    env *e = NULL;
-    env_obs obs;
-    if (env_create(&e, "sokoban", kv, n_kv, err, errlen)) return -1;
-    if (env_reset(e, seed, split, &obs, err, errlen)) {
-        env_destroy(e);
-        return -1;
-    }
-    sokoban *s = (sokoban *)e;
-    int n = SEED_MIN(n_actions, e->max_steps);
-    sk_tstep *tr = calloc((size_t)n + 1, sizeof *tr);
-    if (!tr) {
-        env_destroy(e);
-        return seed_errf(err, errlen, "sokoban: out of memory in hindsight");
-    }
-    int r0 = sk_solve(s, sk_current_key(s));
-    int dist = r0 == 1 ? s->plan_len : r0 == 0 ? -1 : -2, best = s->plan_len ? s->plan[0] : -1;
-    const int dist0 = dist;
-    int steps = 0, won = 0, fatal = -1;
-    for (int t = 0; t < n && !obs.done; t++) {
-        sk_tstep *st = &tr[t];
-        int w = sk_action_word(actions[t]), p = s->player;
+/* What the replay keeps after each step: the board (player and boxes) and whether the
+ * step pushed a box. */
+typedef struct sk_trace_rec {
+    uint64_t key;
+    int player, pushed;
+} sk_trace_rec;
+
+static void sk_trace_record(env *e, void *state) {
+    const sokoban *s = (const sokoban *)e;
+    sk_trace_rec *r = state;
+    r->key = sk_current_key(s);
+    r->player = s->player;
+    r->pushed = s->last_pushed;
+}
+
+/* The replayed steps read as moves: kind, direction, the box pushed, and the solver's
+ * distance and best move before and after each one. Returns the first step (0-based)
+ * after which the level could no longer be solved, or -1. */
+static int sk_read_trace(const env_trace *tr, sk_tstep *out, int *dist0) {
+    sokoban *s = (sokoban *)tr->e;
+    const sk_trace_rec *r0 = tr->step[0].state;
+    int r = sk_solve(s, r0->key);
+    int dist = r == 1 ? s->plan_len : r == 0 ? -1 : -2, best = s->plan_len ? s->plan[0] : -1;
+    int fatal = -1;
+    *dist0 = dist;
+    for (int t = 0; t < tr->n; t++) {
+        const sk_trace_rec *before = tr->step[t].state, *after = tr->step[t + 1].state;
+        sk_tstep *st = &out[t];
+        int w = sk_action_word(tr->step[t + 1].action);
         st->dir = w >= 0 && w < 4 ? w : -1;
         st->best = best;
         st->dist_before = dist;
         st->box_from = st->box_to = -1;
-        if (st->dir >= 0) {
-            int nx = p + sk_dr[w] * s->cols + sk_dc[w];
-            int had_box = s->state[nx] == SK_BOX || s->state[nx] == SK_BOX_ON;
-            if (env_step(e, actions[t], &obs, err, errlen)) {
-                free(tr);
-                env_destroy(e);
-                return -1;
-            }
-            st->kind = s->player == p ? SK_T_BUMP : had_box ? SK_T_PUSH : SK_T_WALK;
-            if (st->kind == SK_T_PUSH) {
-                st->box_from = nx;
-                st->box_to = nx + sk_dr[w] * s->cols + sk_dc[w];
-            }
-        } else {
+        if (st->dir < 0)
             st->kind = SK_T_INVALID;
-            if (env_step(e, NULL, &obs, err, errlen)) {
-                free(tr);
-                env_destroy(e);
-                return -1;
-            }
+        else
+            st->kind = after->player == before->player ? SK_T_BUMP
+                       : after->pushed                 ? SK_T_PUSH
+                                                       : SK_T_WALK;
+        if (st->kind == SK_T_PUSH) {
+            st->box_from = after->player;
+            st->box_to = after->player + sk_dr[w] * s->cols + sk_dc[w];
         }
         if (st->kind == SK_T_PUSH || st->kind == SK_T_WALK) { /* the state changed */
-            int r = sk_solve(s, sk_current_key(s));
+            r = sk_solve(s, after->key);
             dist = r == 1 ? s->plan_len : r == 0 ? -1 : -2;
             best = s->plan_len ? s->plan[0] : -1;
         }
         st->dist_after = dist;
         if (fatal < 0 && st->dist_before >= 0 && st->dist_after == -1) fatal = t;
-        steps = t + 1;
-        won = obs.won;
     }
-    env_text b = {skill, skill_len, 0, 0};
-    skill[0] = 0;
+    return fatal;
+}
+
+static int sk_oracle(const env_trace *trace, env_skill *b, char *err, size_t errlen) {
+    const sokoban *s = (const sokoban *)trace->e;
+    sk_tstep *tr = calloc((size_t)trace->n + 1, sizeof *tr);
+    if (!tr) return seed_errf(err, errlen, "sokoban: out of memory in hindsight");
+    int dist0;
+    const int fatal = sk_read_trace(trace, tr, &dist0), steps = trace->n, won = trace->won;
     int lines[5], nl = 0;
     char at[48], at2[48];
     if (won) {
-        env_text_put(&b, "Success: every box reached a target in %d step%s", steps,
-                     steps == 1 ? "" : "s");
-        if (dist0 >= 0) env_text_put(&b, " (the shortest solution takes %d)", dist0);
-        env_text_put(&b,
-                     ". Workflow that worked: locate each box and the target it should go to, walk "
-                     "around the box to the side opposite the push direction without touching it, "
-                     "then push it straight toward the target and re-position only where the box "
-                     "has to change direction.");
+        env_skill_put(b, "Success: every box reached a target in %d step%s", steps,
+                      steps == 1 ? "" : "s");
+        if (dist0 >= 0) env_skill_put(b, " (the shortest solution takes %d)", dist0);
+        env_skill_put(
+            b, ". Workflow that worked: locate each box and the target it should go to, walk "
+               "around the box to the side opposite the push direction without touching it, "
+               "then push it straight toward the target and re-position only where the box "
+               "has to change direction.");
         int wasted = 0;
         for (int t = 0; t < steps; t++)
             wasted += tr[t].kind == SK_T_INVALID || tr[t].kind == SK_T_BUMP ||
                       (tr[t].dist_before >= 0 && tr[t].dist_after >= tr[t].dist_before);
         if (wasted)
-            env_text_put(&b, " %d step%s did not bring the solution closer; skip such detours.",
-                         wasted, wasted == 1 ? "" : "s");
-        env_text_put(&b, "\n");
+            env_skill_put(b, " %d step%s did not bring the solution closer; skip such detours.",
+                          wasted, wasted == 1 ? "" : "s");
+        env_skill_put(b, "\n");
         /* the pushes that start a new push direction, and the final push */
         int last_dir = -1;
         for (int t = 0; t < steps; t++) {
@@ -860,11 +863,11 @@ static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
             sk_cell_name(s, st->box_from, at, sizeof at);
             sk_cell_name(s, st->box_to, at2, sizeof at2);
             if (s->fixed[st->box_to] == SK_TARGET)
-                env_text_put(&b, "step %d: Push the box %s from %s onto the target at %s.\n",
-                             lines[i] + 1, sk_dir_name[st->dir], at, at2);
+                env_skill_put(b, "step %d: Push the box %s from %s onto the target at %s.\n",
+                              lines[i] + 1, sk_dir_name[st->dir], at, at2);
             else
-                env_text_put(&b, "step %d: Push the box %s from %s to %s, toward its target.\n",
-                             lines[i] + 1, sk_dir_name[st->dir], at, at2);
+                env_skill_put(b, "step %d: Push the box %s from %s to %s, toward its target.\n",
+                              lines[i] + 1, sk_dir_name[st->dir], at, at2);
         }
     } else if (fatal >= 0) {
         const sk_tstep *st = &tr[fatal];
@@ -873,16 +876,17 @@ static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
                            : strcmp(why, "corner") ? "against a wall that has no target along it"
                                                    : "into a corner that is not a target";
         sk_cell_name(s, st->box_to >= 0 ? st->box_to : s->player, at, sizeof at);
-        env_text_put(&b,
-                     "Failure: at step %d the move %s pushed the box to %s, %s, so the level could "
-                     "no longer be solved and every later step was wasted. Rule: before each push, "
-                     "check the cell the box will land on; never push a box %s, and keep a free "
-                     "path for the box to its target.",
-                     fatal + 1, sk_dir_name[st->dir], at, what,
-                     !why ? "where it blocks its own way to every target" : what);
+        env_skill_put(
+            b,
+            "Failure: at step %d the move %s pushed the box to %s, %s, so the level could "
+            "no longer be solved and every later step was wasted. Rule: before each push, "
+            "check the cell the box will land on; never push a box %s, and keep a free "
+            "path for the box to its target.",
+            fatal + 1, sk_dir_name[st->dir], at, what,
+            !why ? "where it blocks its own way to every target" : what);
         if (st->best >= 0)
-            env_text_put(&b, " The safe move at step %d was %s.", fatal + 1, sk_dir_name[st->best]);
-        env_text_put(&b, "\n");
+            env_skill_put(b, " The safe move at step %d was %s.", fatal + 1, sk_dir_name[st->best]);
+        env_skill_put(b, "\n");
         for (int t = 0; t < fatal && nl < 4; t++)
             if (tr[t].kind == SK_T_INVALID || tr[t].kind == SK_T_BUMP) lines[nl++] = t;
         lines[nl++] = fatal;
@@ -890,24 +894,25 @@ static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
             const sk_tstep *x = &tr[lines[i]];
             if (lines[i] == fatal) {
                 if (x->best >= 0)
-                    env_text_put(
-                        &b, "step %d: Move %s instead of %s; pushing the box %s traps it %s.\n",
+                    env_skill_put(
+                        b, "step %d: Move %s instead of %s; pushing the box %s traps it %s.\n",
                         fatal + 1, sk_dir_name[x->best], sk_dir_name[x->dir], sk_dir_name[x->dir],
                         what);
                 else
-                    env_text_put(&b, "step %d: Do not push the box %s; that traps it %s.\n",
-                                 fatal + 1, sk_dir_name[x->dir], what);
+                    env_skill_put(b, "step %d: Do not push the box %s; that traps it %s.\n",
+                                  fatal + 1, sk_dir_name[x->dir], what);
             } else if (x->kind == SK_T_INVALID)
-                env_text_put(&b,
-                             "step %d: Reason inside <think> </think> and give exactly one of up, "
-                             "down, left or right inside <action> </action>.\n",
-                             lines[i] + 1);
+                env_skill_put(b,
+                              "step %d: Reason inside <think> </think> and give exactly one of up, "
+                              "down, left or right inside <action> </action>.\n",
+                              lines[i] + 1);
             else
-                env_text_put(&b,
-                             "step %d: Move %s instead of %s; %s runs into a wall or a blocked box "
-                             "and changes nothing.\n",
-                             lines[i] + 1, x->best >= 0 ? sk_dir_name[x->best] : "another way",
-                             sk_dir_name[x->dir], sk_dir_name[x->dir]);
+                env_skill_put(
+                    b,
+                    "step %d: Move %s instead of %s; %s runs into a wall or a blocked box "
+                    "and changes nothing.\n",
+                    lines[i] + 1, x->best >= 0 ? sk_dir_name[x->best] : "another way",
+                    sk_dir_name[x->dir], sk_dir_name[x->dir]);
         }
     } else {
         int inval = 0, bump = 0, detour = 0;
@@ -920,12 +925,12 @@ static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
             detour += x->kind >= SK_T_WALK && wasted;
             if (wasted && nl < 5) lines[nl++] = t;
         }
-        env_text_put(&b,
-                     "Failure: the level was still solvable when the episode ended after %d step%s",
-                     steps, steps == 1 ? "" : "s");
-        if (dist0 >= 0) env_text_put(&b, "; the shortest solution takes %d moves", dist0);
-        env_text_put(
-            &b,
+        env_skill_put(
+            b, "Failure: the level was still solvable when the episode ended after %d step%s",
+            steps, steps == 1 ? "" : "s");
+        if (dist0 >= 0) env_skill_put(b, "; the shortest solution takes %d moves", dist0);
+        env_skill_put(
+            b,
             ". Of the steps taken, %d were invalid replies, %d ran into a wall or a blocked "
             "box, and %d moved away from the solution. Rule: plan the whole route first — "
             "which side of the box to stand on and which way to push — then walk the "
@@ -935,28 +940,32 @@ static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split spl
             const sk_tstep *x = &tr[lines[i]];
             const char *bst = x->best >= 0 ? sk_dir_name[x->best] : "toward the box";
             if (x->kind == SK_T_INVALID)
-                env_text_put(&b,
-                             "step %d: Reason inside <think> </think> and give exactly one of up, "
-                             "down, left or right inside <action> </action>.\n",
-                             lines[i] + 1);
+                env_skill_put(b,
+                              "step %d: Reason inside <think> </think> and give exactly one of up, "
+                              "down, left or right inside <action> </action>.\n",
+                              lines[i] + 1);
             else if (x->kind == SK_T_BUMP)
-                env_text_put(&b,
-                             "step %d: Move %s instead of %s; %s runs into a wall or a blocked box "
-                             "and changes nothing.\n",
-                             lines[i] + 1, bst, sk_dir_name[x->dir], sk_dir_name[x->dir]);
+                env_skill_put(
+                    b,
+                    "step %d: Move %s instead of %s; %s runs into a wall or a blocked box "
+                    "and changes nothing.\n",
+                    lines[i] + 1, bst, sk_dir_name[x->dir], sk_dir_name[x->dir]);
             else
-                env_text_put(&b,
-                             "step %d: Move %s instead of %s; %s does not bring the box closer to "
-                             "its target.\n",
-                             lines[i] + 1, bst, sk_dir_name[x->dir], sk_dir_name[x->dir]);
+                env_skill_put(b,
+                              "step %d: Move %s instead of %s; %s does not bring the box closer to "
+                              "its target.\n",
+                              lines[i] + 1, bst, sk_dir_name[x->dir], sk_dir_name[x->dir]);
         }
     }
     free(tr);
-    env_destroy(e);
-    if (b.overflow)
-        return seed_errf(err, errlen, "sokoban: the skill text needs more than %zu bytes",
-                         skill_len);
     return 0;
+}
+
+static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
+                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
+                        char *err, size_t errlen) {
+    return env_hindsight_replay(&env_sokoban_vtable, kv, n_kv, seed, split, actions, n_actions,
+                                skill, skill_len, err, errlen);
 }
 
 const env_vtable env_sokoban_vtable = {
@@ -985,6 +994,10 @@ const env_vtable env_sokoban_vtable = {
     .step = sk_step,
     .expert = sk_expert,
     .hindsight = sk_hindsight,
+    .trace_size = sizeof(sk_trace_rec),
+    .trace_record = sk_trace_record,
+    .oracle = sk_oracle,
     .max_steps_default = 15,
+    .prompt_style = &env_prompt_style_sokoban,
     .action_valid = sk_action_valid,
 };

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envs/prompt.h"
 #include "envs/webshop.h"
 #include "common/util.h"
 
@@ -625,5 +626,6 @@ const env_vtable env_webshop_vtable = {
     .expert = ws_expert,
     .hindsight = webshop_hindsight,
     .max_steps_default = 15,
+    .prompt_style = &env_prompt_style_webshop,
     .action_valid = ws_action_valid,
 };

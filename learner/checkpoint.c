@@ -788,6 +788,10 @@ int learner_ckpt_save(const char *ckpt_dir, model *policy, int bf16, const char 
         snprintf(p, sizeof p, "%s/pending.bin", tmp);
         rc = write_pending(p, pending, pending_len, n_pending, err, errlen);
     }
+    if (!rc && st->acks_len) {
+        snprintf(p, sizeof p, "%s/acks.bin", tmp);
+        rc = seed_write_file_atomic(p, st->acks, st->acks_len, err, errlen);
+    }
     if (!rc) crash_point("files");
     /* trainer_state.json last: it holds the other files' checksums (and fsyncs them) */
     if (!rc) rc = write_state(tmp, st, err, errlen);
@@ -825,6 +829,18 @@ int learner_ckpt_pending(const char *path, void (*fn)(void *ctx, const void *buf
     snprintf(p, sizeof p, "%s/pending.bin", path);
     if (access(p, F_OK) != 0) return 0;
     return pending_walk(p, fn, ctx, err, errlen);
+}
+
+int learner_ckpt_acks(const char *path, void **buf, size_t *len, char *err, size_t errlen) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/acks.bin", path);
+    *buf = NULL;
+    *len = 0;
+    if (access(p, F_OK) != 0) return 0;
+    char *b = NULL;
+    if (seed_read_file(p, &b, len, err, errlen)) return -1;
+    *buf = b;
+    return 0;
 }
 
 int learner_ckpt_save_ref(const char *ckpt_dir, model *ref, char *err, size_t errlen) {

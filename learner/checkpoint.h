@@ -2,8 +2,9 @@
  * transformers (model.safetensors + config.json + tokenizer.json) plus what an exact
  * resume needs (optimizer.safetensors with fp32 master weights and AdamW's moments,
  * trainer_state.json with the step, weights version, optimizer step count and a size and
- * CRC-32C of every other file, and pending.bin with the scored groups received but not
- * yet trained on, so a clean stop loses no episode).
+ * CRC-32C of every other file, pending.bin with the scored groups received but not
+ * yet trained on, so a clean stop loses no episode, and acks.bin with the groups-in
+ * ledger of learner/acks.h).
  *
  * Layout: <ckpt_dir>/step-<N>/ (stage 2, N optimizer steps) and <ckpt_dir>/sft-<N>/
  * (stages 0 and 1, N warm-start steps); <ckpt_dir>/latest holds the name of the newest.
@@ -55,6 +56,10 @@ typedef struct learner_ckpt_state {
      * a checkpoint still loads, and the counters start at 0) */
     int n_counters;
     learner_ckpt_counter counters[LEARNER_CKPT_MAX_COUNTERS];
+    /* A save's input only: the groups-in ledger (learner/acks.h) packed, written as
+     * acks.bin when acks_len > 0 (the caller owns it); learner_ckpt_acks reads it back. */
+    void *acks;
+    size_t acks_len;
 } learner_ckpt_state;
 
 /* Set counter `name` of st (added when absent; ignored when the table is full). */
@@ -91,6 +96,10 @@ int learner_ckpt_load(const char *path, model *policy, char *err, size_t errlen)
 /* Pending groups of the checkpoint at path: calls fn for each packed Envelope. */
 int learner_ckpt_pending(const char *path, void (*fn)(void *ctx, const void *buf, size_t len),
                          void *ctx, char *err, size_t errlen);
+
+/* The groups-in ledger of the checkpoint at path (acks.bin, checked by the caller's
+ * learner_acks_unpack): *buf malloc'd, *len 0 when the checkpoint has none. */
+int learner_ckpt_acks(const char *path, void **buf, size_t *len, char *err, size_t errlen);
 
 /* Whether a checkpoint is due: `every` steps (0: no step rule) or `every_s` seconds (0: no
  * time rule) after the last one (at last_step, last_t), whichever comes first. now and

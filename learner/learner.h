@@ -8,19 +8,15 @@
 #include <stdint.h>
 
 #include "roles/daemon.h"
+#include "learner/acks.h"
 #include "learner/checkpoint.h"
+#include "learner/queue.h"
 #include "learner/stats.h"
-#include "learner/train.h"
+#include "learner/step.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "proto/weights.h"
 #include "proto/wire.h"
-
-typedef struct learner_q {
-    Seed__Envelope **v;
-    int64_t *tokens;
-    int n, cap;
-} learner_q;
 
 /* An analyzer's credit on the hub: groups it asked for and has not been sent. */
 typedef struct learner_credit {
@@ -65,7 +61,7 @@ typedef struct learner {
     struct zap *zap; /* the CURVE allow-list (proto/zap.h); NULL without CURVE */
     model *policy, *ref;
     tok *tk;
-    learner_step *tr;
+    learner_stepper *stepper; /* the optimizer step (learner/step.h) */
     char model_dir[1024], tokenizer_path[1100], ckpt_dir[1024], metrics_path[1100];
     char *config_json;
     weights_tensor *table;
@@ -91,8 +87,7 @@ typedef struct learner {
     pthread_cond_t cv;
     /* under mu: */
     learner_q train_q; /* scored groups waiting for an optimizer step */
-    int64_t train_q_tokens;
-    learner_q hub_q; /* episode groups waiting for an analyzer */
+    learner_q hub_q;   /* episode groups waiting for an analyzer */
     uint64_t version;
     int64_t step, sft_steps;
     int stage;
@@ -120,14 +115,30 @@ typedef struct learner {
      * ("learner_restart"). Under mu. */
     uint64_t orphan_dealt;
     double orphan_until;
+    /* The groups-in acknowledgement ledger (learner/acks.h; under mu), whether it goes on
+     * from a checkpoint's (then every seq an incarnation sent counts; else what it sent
+     * before this learner heard of it was another run's), the episodes of numbered groups
+     * the validator refused (received, so not lost in transit; under mu), the journal
+     * records the newest checkpoint holds (under mu) and the one being written (trainer
+     * thread), and the ledger's grace clock: seconds the I/O thread spent reading
+     * groups-in (a hub that holds actors back stops it; I/O thread only). */
+    learner_acks acks;
+    int acks_continuous;
+    uint64_t episodes_refused;
+    uint64_t acks_ckpt_n, acks_snap_n;
+    double in_clock;
     int vocab; /* the model's vocab_size: token ids from peers must be below it (0: unknown) */
-    /* training-signal counts (learner/samples.h, learner/train.h) */
+    /* training-signal counts (learner/samples.h, learner/step.h) */
     uint64_t scored_off_version, episodes_error, dropped_overlong, skipped_nonfinite;
     learner_stats st;
 } learner;
 
-/* The run's counters into st->counters, for the checkpoint (caller holds mu). */
+/* The run's counters into st->counters and the groups-in ledger into st->acks, for the
+ * checkpoint (caller holds mu). */
 void learner_counters_save(learner *l, learner_ckpt_state *st);
+/* After the checkpoint's save (saved: it succeeded): frees st->acks; the journal's
+ * records the checkpoint now holds may be dropped. */
+void learner_counters_done(learner *l, learner_ckpt_state *st, int saved);
 
 /* Trainer thread entry (learner_trainer_thread.c). */
 void *learner_trainer_main(void *arg);
@@ -137,8 +148,9 @@ int learner_publish(learner *l, uint64_t v, char *err, size_t errlen);
  * cadence says so: checkpoint.every stage-2 steps or checkpoint.every_minutes, whichever
  * comes first, since the last one. */
 int learner_checkpoint_due(learner *l, int force, char *err, size_t errlen);
-/* Response/prompt tokens of a scored group (for token budgets). */
-int64_t learner_group_tokens(const Seed__EpisodeGroup *g);
-int learner_q_push(learner_q *q, Seed__Envelope *e, int64_t tokens);
+/* Rollout credit (learner_main.c, caller holds mu): groups outstanding between a grant
+ * and the end of the step that trains them, and the most that may be outstanding. */
+int learner_credit_outstanding(const learner *l);
+int learner_credit_budget(const learner *l);
 
 #endif

@@ -4,7 +4,6 @@
  * trainer thread (learner_trainer_thread.c). SIGTERM: the trainer finishes its step and
  * checkpoints, including every group received but not yet trained on. */
 #define _GNU_SOURCE
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -16,6 +15,7 @@
 
 #include "learner/learner.h"
 #include "learner/prometheus.h"
+#include "learner/status.h"
 #include "proto/zap.h"
 #include "proto/validate.h"
 
@@ -23,12 +23,6 @@ static char g_err[SEED_ERRLEN];
 
 /* Seconds between two log lines about the same peer's repeated failures. */
 #define LEARNER_LOG_INTERVAL_S 60.0
-
-static void q_pop_front(learner_q *q, int k) {
-    memmove(q->v, q->v + k, sizeof *q->v * (size_t)(q->n - k));
-    memmove(q->tokens, q->tokens + k, sizeof *q->tokens * (size_t)(q->n - k));
-    q->n -= k;
-}
 
 static void *bind_socket(learner *l, int type, const char *name, wire_rx *rx, uint64_t accept,
                          int routed, int hwm) {
@@ -65,270 +59,6 @@ static void *bind_socket(learner *l, int type, const char *name, wire_rx *rx, ui
     return s;
 }
 
-/* ---- status --------------------------------------------------------------------- */
-
-static int credit_outstanding(const learner *l);
-static int credit_budget(const learner *l);
-
-static void add_counters(cJSON *o, const char *name, const wire_counters *c, uint64_t disconnects) {
-    cJSON *x = cJSON_AddObjectToObject(o, name);
-    cJSON_AddNumberToObject(x, "disconnects", (double)disconnects);
-    cJSON_AddNumberToObject(x, "received", (double)c->received);
-    cJSON_AddNumberToObject(x, "malformed", (double)c->malformed);
-    cJSON_AddNumberToObject(x, "wrong_version", (double)c->wrong_version);
-    cJSON_AddNumberToObject(x, "oversized", (double)c->oversized);
-    cJSON_AddNumberToObject(x, "unexpected_type", (double)c->unexpected_type);
-}
-
-static const char *role_name(int r) {
-    switch (r) {
-    case SEED__ROLE__ROLE_LEARNER:
-        return "learner";
-    case SEED__ROLE__ROLE_ACTOR:
-        return "actor";
-    case SEED__ROLE__ROLE_ANALYZER:
-        return "analyzer";
-    case SEED__ROLE__ROLE_CTL:
-        return "ctl";
-    case SEED__ROLE__ROLE_ENV_SERVER:
-        return "env_server";
-    default:
-        return "unknown";
-    }
-}
-
-static uint64_t bad_total(const wire_counters *c) {
-    return c->malformed + c->wrong_version + c->oversized + c->unexpected_type;
-}
-
-/* Messages the wire layer dropped on the hub's sockets (the weights socket is counted by
- * its publisher), with those of the run before a restart. */
-static uint64_t learner_malformed(const learner *l) {
-    return bad_total(&l->rx_in.c) + bad_total(&l->rx_scored.c) + bad_total(&l->rx_tel.c) +
-           bad_total(&l->rx_status.c) + bad_total(&l->rx_out.c) + l->malformed_groups +
-           l->malformed_base;
-}
-
-/* A bounded reason -> count table as a JSON object; *total (may be NULL) gets the sum. */
-static void add_reasons(cJSON *o, const learner_reasons *r, uint64_t *total) {
-    uint64_t sum = r->other;
-    for (int i = 0; i < r->n; i++) {
-        cJSON_AddNumberToObject(o, r->reason[i], (double)r->count[i]);
-        sum += r->count[i];
-    }
-    if (r->other) cJSON_AddNumberToObject(o, "other", (double)r->other);
-    if (total) *total = sum;
-}
-
-/* The one JSON document the status socket answers with (ARCHITECTURE section 2). */
-static char *status_json(learner *l) {
-    double now = seed_now();
-    cJSON *j = cJSON_CreateObject();
-    pthread_mutex_lock(&l->mu);
-    static const char *stage_names[] = {"warm_start", "skill_sft", "rl"};
-    cJSON_AddStringToObject(j, "job", l->job->job.name);
-    char mode[32];
-    cJSON_AddStringToObject(
-        j, "mode", job_enum_name("algorithm.mode", l->job->algorithm.mode, mode, sizeof mode));
-    cJSON_AddStringToObject(j, "stage", stage_names[l->stage < 0 || l->stage > 2 ? 2 : l->stage]);
-    cJSON_AddNumberToObject(j, "step", (double)l->step);
-    cJSON_AddNumberToObject(j, "total_steps", l->job->job.total_steps);
-    cJSON_AddNumberToObject(j, "sft_steps", (double)l->sft_steps);
-    cJSON_AddNumberToObject(j, "version", (double)l->version);
-    cJSON_AddNumberToObject(j, "uptime_s", now - l->t_start);
-    cJSON_AddStringToObject(j, "run_dir", l->job->job.run_dir);
-    cJSON_AddStringToObject(j, "learner_id", l->a.id);
-    /* the last periodic evaluation (learner/evaluate.h), when there has been one */
-    cJSON *ev = l->eval_json ? cJSON_Parse(l->eval_json) : NULL;
-    if (ev) cJSON_AddItemToObject(j, "eval", ev);
-
-    learner_stats *st = &l->st;
-    cJSON *tp = cJSON_AddObjectToObject(j, "throughput");
-    cJSON_AddNumberToObject(tp, "samples_per_s", learner_stats_rate(st, LEARNER_C_SAMPLES, 30));
-    cJSON_AddNumberToObject(tp, "episodes_per_s", learner_stats_rate(st, LEARNER_C_EPISODES, 30));
-    cJSON_AddNumberToObject(tp, "env_steps_per_s", learner_stats_rate(st, LEARNER_C_ENV_STEPS, 30));
-    cJSON *tps = cJSON_AddObjectToObject(tp, "tokens_per_s");
-    cJSON_AddNumberToObject(tps, "rollout", learner_stats_rate(st, LEARNER_C_ROLLOUT_TOKENS, 30));
-    cJSON_AddNumberToObject(tps, "scoring", learner_stats_rate(st, LEARNER_C_SCORED_TOKENS, 30));
-    cJSON_AddNumberToObject(tps, "training", learner_stats_rate(st, LEARNER_C_TRAIN_TOKENS, 30));
-
-    /* success and return by env, and by task family inside each env (rolling) */
-    cJSON *envs = cJSON_AddObjectToObject(j, "envs");
-    double all_won = 0, all_n = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < st->n_rolls; i++) {
-            learner_roll *r = &st->rolls[i];
-            const char *slash = strchr(r->key, '/');
-            if ((pass == 0) != (slash == NULL)) continue; /* envs first, then families */
-            double won = 0, ret = 0;
-            for (int k = 0; k < r->n; k++) {
-                won += r->won[k];
-                ret += r->ret[k];
-            }
-            cJSON *e;
-            if (!slash) {
-                e = cJSON_AddObjectToObject(envs, r->key);
-                all_won += won;
-                all_n += r->n;
-            } else {
-                char env[96];
-                snprintf(env, sizeof env, "%.*s", (int)(slash - r->key), r->key);
-                cJSON *parent = cJSON_GetObjectItemCaseSensitive(envs, env);
-                if (!parent) continue;
-                cJSON *fam = cJSON_GetObjectItemCaseSensitive(parent, "families");
-                if (!fam) fam = cJSON_AddObjectToObject(parent, "families");
-                e = cJSON_AddObjectToObject(fam, slash + 1);
-            }
-            cJSON_AddNumberToObject(e, "success", r->n ? won / r->n : 0.0);
-            cJSON_AddNumberToObject(e, "return", r->n ? ret / r->n : 0.0);
-            cJSON_AddNumberToObject(e, "window", r->n);
-            cJSON_AddNumberToObject(e, "episodes", (double)r->total);
-        }
-    cJSON_AddNumberToObject(j, "success", all_n > 0 ? all_won / all_n : 0.0);
-
-    cJSON *loss = cJSON_AddObjectToObject(j, "loss");
-    cJSON_AddNumberToObject(loss, "total", l->last.loss);
-    cJSON_AddNumberToObject(loss, "pg", l->last.pg);
-    cJSON_AddNumberToObject(loss, "opd", l->last.opd);
-    cJSON_AddNumberToObject(loss, "kl", l->last.kl);
-    cJSON_AddNumberToObject(loss, "entropy", l->last.entropy);
-    cJSON_AddNumberToObject(loss, "sft_nll", l->last.sft_nll);
-    cJSON_AddNumberToObject(loss, "grad_norm", l->last.grad_norm);
-    cJSON_AddNumberToObject(loss, "clipfrac", l->last.clipfrac);
-    cJSON_AddNumberToObject(loss, "abs_qs", l->last.mean_abs_qs);
-    cJSON_AddNumberToObject(loss, "opd_adv", l->last.opd_adv);
-    cJSON_AddNumberToObject(loss, "ppo_kl", l->last.ppo_kl);
-    cJSON_AddNumberToObject(j, "mean_abs_q_minus_s", l->last.mean_abs_qs);
-    cJSON_AddNumberToObject(j, "opd_adv", l->last.opd_adv);
-
-    cJSON *q = cJSON_AddObjectToObject(j, "queues");
-    cJSON_AddNumberToObject(q, "hub_backlog", l->hub_q.n);
-    int credit = 0;
-    for (int i = 0; i < l->n_credits; i++) credit += l->credits[i].credit;
-    cJSON_AddNumberToObject(q, "analyzer_credit", credit);
-    /* rollout credit: groups held by actors, all groups outstanding against the budget,
-     * and the most ever outstanding with the budget in force then */
-    int held = 0;
-    for (int i = 0; i < l->n_actor_credits; i++) held += l->actor_credits[i].held;
-    cJSON_AddNumberToObject(q, "actor_credit", held);
-    cJSON_AddNumberToObject(q, "outstanding", credit_outstanding(l));
-    cJSON_AddNumberToObject(q, "credit_budget", credit_budget(l));
-    cJSON_AddNumberToObject(q, "outstanding_max", l->outstanding_max);
-    cJSON_AddNumberToObject(q, "budget_at_max", l->budget_at_max);
-    cJSON_AddNumberToObject(q, "groups_per_version", l->groups_per_version);
-    cJSON_AddNumberToObject(q, "training_groups", l->training_groups);
-    cJSON_AddNumberToObject(q, "orphan_dealt", (double)l->orphan_dealt);
-    cJSON_AddNumberToObject(q, "train_groups", l->train_q.n);
-    cJSON_AddNumberToObject(q, "train_tokens", (double)l->train_q_tokens);
-    cJSON_AddNumberToObject(q, "tokens_per_step", l->job->optim.tokens_per_step);
-
-    cJSON *c = cJSON_AddObjectToObject(j, "counts");
-    cJSON_AddNumberToObject(c, "groups_received", (double)l->groups_in_n);
-    cJSON_AddNumberToObject(c, "groups_scored", (double)l->groups_scored_n);
-    cJSON_AddNumberToObject(c, "groups_trained", (double)l->groups_trained_n);
-    cJSON_AddNumberToObject(c, "credit_granted", (double)l->credit_granted);
-    cJSON_AddNumberToObject(c, "train_tokens", (double)st->counters[LEARNER_C_TRAIN_TOKENS]);
-    cJSON_AddNumberToObject(c, "episodes_trained", (double)l->episodes_trained_n);
-    cJSON_AddNumberToObject(c, "dropped_stale", (double)(l->stale_hub + l->stale_train));
-    cJSON_AddNumberToObject(c, "dropped_stale_hub", (double)l->stale_hub);
-    cJSON_AddNumberToObject(c, "dropped_stale_train", (double)l->stale_train);
-    cJSON_AddNumberToObject(c, "episodes_lost", (double)st->episodes_lost);
-    cJSON_AddNumberToObject(c, "episodes_lost_received", (double)st->episodes_lost_received);
-    cJSON_AddNumberToObject(c, "scored_off_version", (double)l->scored_off_version);
-    cJSON_AddNumberToObject(c, "skipped_nonfinite", (double)l->skipped_nonfinite);
-    cJSON_AddNumberToObject(c, "dropped_overlong", (double)l->dropped_overlong);
-    cJSON_AddNumberToObject(c, "episodes_error", (double)l->episodes_error);
-    cJSON *er = cJSON_AddObjectToObject(j, "episode_errors"); /* reason -> episodes */
-    add_reasons(er, &st->episode_errors, NULL);
-    cJSON_AddNumberToObject(c, "peers_joined", (double)st->peers_joined);
-    cJSON_AddNumberToObject(c, "peers_lost", (double)st->peers_lost);
-    cJSON_AddNumberToObject(c, "stage1_http_labels",
-                            (double)st->counters[LEARNER_C_STAGE1_HTTP_LABELS]);
-    cJSON_AddNumberToObject(c, "stage1_skill_fallbacks",
-                            (double)st->counters[LEARNER_C_STAGE1_SKILL_FALLBACKS]);
-    uint64_t mal = learner_malformed(l);
-    weights_pub_stats ws;
-    weights_pub_stats_get(l->pub, &ws);
-    mal += ws.malformed;
-    cJSON_AddNumberToObject(c, "malformed", (double)mal);
-    uint64_t nrej = 0;
-    cJSON *rej = cJSON_AddObjectToObject(j, "rejected"); /* validator reason -> messages */
-    add_reasons(rej, &st->rejected, &nrej);
-    cJSON_AddNumberToObject(c, "rejected", (double)nrej);
-    cJSON *lost = cJSON_AddObjectToObject(j, "episodes_lost_by_reason");
-    add_reasons(lost, &st->lost, NULL);
-    cJSON *sock = cJSON_AddObjectToObject(j, "sockets");
-    add_counters(sock, "groups_in", &l->rx_in.c, l->disconnects[0]);
-    add_counters(sock, "scored_in", &l->rx_scored.c, l->disconnects[1]);
-    add_counters(sock, "telemetry", &l->rx_tel.c, l->disconnects[2]);
-    add_counters(sock, "status", &l->rx_status.c, l->disconnects[3]);
-    add_counters(sock, "groups_out", &l->rx_out.c, l->disconnects[4]);
-    cJSON *wsock = cJSON_AddObjectToObject(sock, "weights");
-    cJSON_AddNumberToObject(wsock, "malformed", (double)ws.malformed);
-    cJSON_AddNumberToObject(wsock, "fetch_capped", (double)ws.fetch_capped);
-
-    cJSON *w = cJSON_AddObjectToObject(j, "weights");
-    cJSON_AddNumberToObject(w, "latest_version", (double)ws.latest_version);
-    cJSON_AddNumberToObject(w, "versions_published", (double)ws.versions_published);
-    cJSON_AddNumberToObject(w, "bytes_sent", (double)ws.bytes_sent);
-    cJSON_AddNumberToObject(w, "buckets_resent", (double)ws.buckets_resent);
-    cJSON_AddNumberToObject(w, "receivers", ws.n_peers);
-    cJSON_AddNumberToObject(w, "receivers_current", ws.peers_current);
-    cJSON_AddNumberToObject(w, "publish_to_all_s", ws.publish_to_all_s);
-    cJSON *sec = cJSON_AddObjectToObject(j, "security");
-    cJSON_AddBoolToObject(sec, "curve", l->zap != NULL);
-    if (l->zap) { /* who was let in or refused; never the keys */
-        zap_stats zs;
-        zap_stats_get(l->zap, &zs);
-        cJSON_AddNumberToObject(sec, "allowed_keys", zs.n_keys);
-        cJSON_AddNumberToObject(sec, "handshakes_admitted", (double)zs.admitted);
-        cJSON_AddNumberToObject(sec, "handshakes_refused", (double)zs.refused);
-    }
-
-    cJSON *lt = cJSON_AddObjectToObject(j, "learner");
-    double tot = l->wait_s + l->busy_s;
-    cJSON_AddNumberToObject(lt, "wait_fraction", tot > 0 ? l->wait_s / tot : 0.0);
-    cJSON_AddNumberToObject(lt, "wait_s", l->wait_s); /* for a fraction over a window */
-    cJSON_AddNumberToObject(lt, "busy_s", l->busy_s);
-    cJSON_AddNumberToObject(lt, "step_seconds", l->last.seconds);
-    cJSON_AddNumberToObject(lt, "step_tokens", (double)l->last.tokens);
-    /* steps whose batch was already queued when the step before ended (back to back) */
-    cJSON_AddNumberToObject(lt, "steps_ready", (double)l->steps_ready);
-
-    cJSON *peers = cJSON_AddArrayToObject(j, "peers");
-    for (int i = 0; i < st->n_peers; i++) {
-        learner_peer *p = &st->peers[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "id", p->id);
-        cJSON_AddStringToObject(x, "role", role_name(p->role));
-        cJSON_AddStringToObject(x, "host", p->host);
-        cJSON_AddNumberToObject(x, "pid", p->pid);
-        cJSON_AddNumberToObject(x, "version", (double)p->version);
-        cJSON_AddNumberToObject(x, "heartbeat_age_s", now - p->last_seen);
-        cJSON_AddNumberToObject(x, "episodes", (double)p->episodes);
-        cJSON_AddNumberToObject(x, "env_steps", (double)p->env_steps);
-        cJSON_AddNumberToObject(x, "tokens_generated", (double)p->tokens_generated);
-        cJSON_AddNumberToObject(x, "tokens_scored", (double)p->tokens_scored);
-        cJSON_AddNumberToObject(x, "groups_sent", (double)p->groups_sent);
-        cJSON_AddNumberToObject(x, "groups_trained", (double)p->groups_trained);
-        cJSON_AddNumberToObject(x, "in_flight", (double)p->in_flight);
-        if (p->role == SEED__ROLE__ROLE_ANALYZER)
-            cJSON_AddNumberToObject(x, "outstanding", (double)p->outstanding);
-        char inc[24];
-        snprintf(inc, sizeof inc, "%016llx", (unsigned long long)p->incarnation);
-        cJSON_AddStringToObject(x, "incarnation", inc);
-        cJSON_AddNumberToObject(x, "env_errors", (double)p->env_errors);
-        if (p->role == SEED__ROLE__ROLE_ANALYZER)
-            cJSON_AddNumberToObject(x, "skill_fallbacks", (double)p->skill_fallbacks);
-        cJSON_AddNumberToObject(x, "malformed", (double)p->malformed);
-        cJSON_AddItemToArray(peers, x);
-    }
-    pthread_mutex_unlock(&l->mu);
-    char *out = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    return out;
-}
-
 /* ---- the I/O loop ------------------------------------------------------------------ */
 
 /* What peers' messages are checked against now (caller holds mu): the job, and no policy
@@ -343,9 +73,8 @@ static wire_limits limits_now(const learner *l) {
 
 /* A peer's message the validator refused (caller holds mu): counted under its reason,
  * logged once per sender and reason per LEARNER_LOG_INTERVAL_S. */
-static void reject(learner *l, const char *sock, const Seed__Envelope *e, wire_reject r,
-                   const char *why) {
-    const char *name = wire_reject_name(r);
+static void reject_as(learner *l, const char *sock, const Seed__Envelope *e, const char *name,
+                      const char *why) {
     learner_reasons_add(&l->st.rejected, name, 1);
     char who[64];
     snprintf(who, sizeof who, "%s", wire_name_ok(e->sender, WIRE_MAX_NAME, 0) ? e->sender : "?");
@@ -354,6 +83,38 @@ static void reject(learner *l, const char *sock, const Seed__Envelope *e, wire_r
     if (learner_stats_log_due(&l->st, key, seed_now(), LEARNER_LOG_INTERVAL_S, &quiet))
         seed_log(SEED_LOG_WARN, "%s: refused a %s from %s (%s): %s (%llu more since the last line)",
                  sock, wire_body_name(e->body_case), who, name, why, (unsigned long long)quiet);
+}
+
+static void reject(learner *l, const char *sock, const Seed__Envelope *e, wire_reject r,
+                   const char *why) {
+    reject_as(l, sock, e, wire_reject_name(r), why);
+}
+
+/* The groups-in ledger's answer to a group (caller holds mu): 0 to go on, 1 when the
+ * group was refused here (late: its seq was already counted, lost in transit or
+ * received; bad_seq; acks_full). A numbered group the validator refuses (r) is received
+ * all the same: its episodes count as refused, not as lost in transit. */
+static int ack_group(learner *l, const Seed__Envelope *e, wire_reject r) {
+    const Seed__EpisodeGroup *g = e->episode_group;
+    uint64_t base = l->acks_continuous ? 0 : (g->seq ? g->seq - 1 : 0);
+    int ack = learner_acks_group(&l->acks,
+                                 wire_name_ok(g->actor_id, WIRE_MAX_NAME, 0) ? g->actor_id : NULL,
+                                 g->incarnation, g->seq, base, l->in_clock);
+    uint64_t G = (uint64_t)SEED_MAX(l->job->algorithm.group_size, 1);
+    char why[160];
+    snprintf(why, sizeof why, "seq %llu of incarnation %016llx", (unsigned long long)g->seq,
+             (unsigned long long)g->incarnation);
+    if (ack == LEARNER_ACK_LATE) {
+        reject_as(l, "groups_in", e, "late", why); /* counted once already */
+        return 1;
+    }
+    if (ack == LEARNER_ACK_FAR || ack == LEARNER_ACK_FULL) {
+        reject_as(l, "groups_in", e, ack == LEARNER_ACK_FAR ? "bad_seq" : "acks_full", why);
+        l->episodes_refused += G;
+        return 1;
+    }
+    if (r && ack == LEARNER_ACK_NEW) l->episodes_refused += G;
+    return 0;
 }
 
 /* The actor credit entry of `id`, or NULL. */
@@ -372,6 +133,11 @@ static void on_group(learner *l, Seed__Envelope *e) {
     wire_limits lim = limits_now(l);
     char why[256];
     wire_reject r = wire_check_group(g, &lim, why, sizeof why);
+    if (ack_group(l, e, r)) {
+        pthread_mutex_unlock(&l->mu);
+        wire_free(e);
+        return;
+    }
     if (r) {
         reject(l, "groups_in", e, r, why);
         pthread_mutex_unlock(&l->mu);
@@ -497,7 +263,7 @@ static void flush_hub(learner *l) {
         Seed__EpisodeGroup *g = e->episode_group;
         if (l->stage == 2 && job_version_stale(l->job, g->policy_version, l->version)) {
             l->stale_hub += g->n_episodes; /* went stale while it waited */
-            q_pop_front(&l->hub_q, 1);
+            learner_q_take(&l->hub_q, (const int[]){0}, 1, &e);
             pthread_mutex_unlock(&l->mu);
             wire_free(e);
             continue;
@@ -524,7 +290,7 @@ static void flush_hub(learner *l) {
         learner_peer *p =
             l->credits[k].id[0] ? learner_stats_peer(&l->st, l->credits[k].id, seed_now()) : NULL;
         if (p) p->outstanding += g->n_episodes;
-        q_pop_front(&l->hub_q, 1);
+        learner_q_take(&l->hub_q, (const int[]){0}, 1, &e);
         pthread_mutex_unlock(&l->mu);
         wire_free(e);
     }
@@ -535,7 +301,7 @@ static void flush_hub(learner *l) {
 /* Groups somewhere between a grant and the end of the step that trains them (caller holds
  * mu): held by actors (granted, being played, or on their way), in the hub, at analyzers
  * (their ledger, in episodes), queued for a step or in the step being trained. */
-static int credit_outstanding(const learner *l) {
+int learner_credit_outstanding(const learner *l) {
     int n = l->hub_q.n + l->train_q.n + l->training_groups;
     for (int i = 0; i < l->n_actor_credits; i++) n += l->actor_credits[i].held;
     uint64_t eps = 0;
@@ -552,15 +318,15 @@ static int credit_outstanding(const learner *l) {
  * outstanding groups oldest version first, and the step in training counts, so it is
  * trained by version v + max_staleness. Between steps the budget never stops the next
  * step from filling (no deadlock when groups grow larger than the average said). */
-static int credit_budget(const learner *l) {
+int learner_credit_budget(const learner *l) {
     const job_config *job = l->job;
     double g = l->groups_per_version;
     if (g <= 0 && l->tokens_per_group > 0)
         g = ceil((double)job->optim.tokens_per_step / l->tokens_per_group);
     if (g < 1) g = 1;
     int b = (int)SEED_MIN(ceil((job->algorithm.max_staleness + 1.0) * g), 1e6);
-    if (l->training_groups == 0 && l->train_q_tokens < job->optim.tokens_per_step) {
-        double short_tok = (double)(job->optim.tokens_per_step - l->train_q_tokens);
+    if (l->training_groups == 0 && l->train_q.tokens_total < job->optim.tokens_per_step) {
+        double short_tok = (double)(job->optim.tokens_per_step - l->train_q.tokens_total);
         int need = l->tokens_per_group > 0 ? (int)ceil(short_tok / l->tokens_per_group) : 1;
         b = SEED_MAX(b, l->train_q.n + SEED_MAX(need, 1));
     }
@@ -575,7 +341,7 @@ static void grant_credit(learner *l) {
     int any = 0;
     for (int i = 0; i < l->n_actor_credits && !any; i++) any = l->actor_credits[i].want > 0;
     pthread_mutex_lock(&l->mu);
-    int out = credit_outstanding(l), budget = credit_budget(l);
+    int out = learner_credit_outstanding(l), budget = learner_credit_budget(l);
     if (out > l->outstanding_max) {
         l->outstanding_max = out;
         l->budget_at_max = budget;
@@ -694,7 +460,6 @@ static void on_scored(learner *l, Seed__Envelope *e) {
     l->st.counters[LEARNER_C_SCORED_TOKENS] +=
         (uint64_t)tokens * (l->job->algorithm.mode == JOB_MODE_GRPO ? 1 : 2);
     if (learner_q_push(&l->train_q, e, tokens) == 0) {
-        l->train_q_tokens += tokens;
         pthread_cond_broadcast(&l->cv);
     } else {
         seed_log(SEED_LOG_ERROR, "out of memory queueing a scored group; dropped");
@@ -725,6 +490,16 @@ static void on_heartbeat(learner *l, Seed__Envelope *e) {
                      "peer %s restarted (a new incarnation): what it held is lost (%llu "
                      "episodes lost in all)",
                      h->id, (unsigned long long)l->st.episodes_lost);
+        /* an actor's count of groups sent: each not received within the grace is lost */
+        int ack = h->role == SEED__ROLE__ROLE_ACTOR
+                      ? learner_acks_sent(&l->acks, h->id, h->incarnation, h->groups_sent,
+                                          l->acks_continuous ? 0 : h->groups_sent, l->in_clock)
+                      : LEARNER_ACK_UNTRACKED;
+        if (ack == LEARNER_ACK_FAR || ack == LEARNER_ACK_FULL) {
+            snprintf(why, sizeof why, "groups_sent %llu of incarnation %016llx",
+                     (unsigned long long)h->groups_sent, (unsigned long long)h->incarnation);
+            reject_as(l, "telemetry", e, ack == LEARNER_ACK_FAR ? "bad_seq" : "acks_full", why);
+        }
         if (p) {
             /* an analyzer's groups it could not score: lost, as far as they were dealt
              * to it by this learner */
@@ -764,7 +539,7 @@ static void on_heartbeat(learner *l, Seed__Envelope *e) {
             p->pid = h->pid;
             p->version = h->weights_version;
             p->last_seen = now;
-            seed_log(SEED_LOG_INFO, "peer %s (%s) joined", h->id, role_name(h->role));
+            seed_log(SEED_LOG_INFO, "peer %s (%s) joined", h->id, learner_role_name(h->role));
         }
     }
     pthread_mutex_unlock(&l->mu);
@@ -776,7 +551,7 @@ static void on_status(learner *l, Seed__Envelope *e) {
     char who[64]; /* the client's sender name: the log-once key of its failures */
     snprintf(who, sizeof who, "%s", wire_name_ok(e->sender, sizeof who - 1, 0) ? e->sender : "?");
     wire_free(e);
-    char *json = status_json(l);
+    char *json = learner_status_json(l);
     if (!json) return;
     Seed__Envelope out;
     wire_envelope_init(&out, l->a.id);
@@ -824,6 +599,28 @@ static int drain(learner *l, void *sock, wire_rx *rx, void (*fn)(learner *, Seed
     return 0;
 }
 
+/* The groups-in ledger, once a second (caller holds mu): a seq known sent for a
+ * peer_timeout of reading groups-in and not received is lost in transit; the journal
+ * keeps what the newest checkpoint does not hold. */
+static void tick_acks(learner *l, double peer_timeout) {
+    uint64_t lost = learner_acks_tick(&l->acks, l->in_clock, peer_timeout, peer_timeout);
+    uint64_t G = (uint64_t)SEED_MAX(l->job->algorithm.group_size, 1);
+    learner_stats_lose(&l->st, "transit", lost * G);
+    char err[SEED_ERRLEN];
+    int failed = learner_acks_journal_compact(&l->acks, l->acks_ckpt_n, 4096, err, sizeof err);
+    if (failed || l->acks.journal_errno) {
+        if (!failed)
+            snprintf(err, sizeof err, "%s: %s", l->acks.path, strerror(l->acks.journal_errno));
+        l->acks.journal_errno = 0;
+        uint64_t quiet;
+        if (learner_stats_log_due(&l->st, 0x4a524e4cu, seed_now(), LEARNER_LOG_INTERVAL_S, &quiet))
+            seed_log(SEED_LOG_WARN,
+                     "groups-in journal: %s; a learner restarted from the last checkpoint "
+                     "will not know what this one received since",
+                     err);
+    }
+}
+
 /* Room in the hub for one more episode group. */
 static int hub_has_room(learner *l) {
     pthread_mutex_lock(&l->mu);
@@ -854,6 +651,7 @@ static int kept_counters(learner *l, const char **name, uint64_t **v) {
     KEEP("episodes_lost_received", l->st.episodes_lost_received);
     KEEP("peers_joined", l->st.peers_joined);
     KEEP("peers_lost", l->st.peers_lost);
+    KEEP("episodes_refused", l->episodes_refused);
 #undef KEEP
     return n;
 }
@@ -889,6 +687,55 @@ void learner_counters_save(learner *l, learner_ckpt_state *st) {
         snprintf(key, sizeof key, "%sother", KEPT_REASONS[k].prefix);
         if (r->other) learner_ckpt_counter_set(st, key, r->other);
     }
+    /* the groups-in ledger, at the same moment as the counters (out of memory: none, and
+     * a restart takes what live actors send next as the start of their books) */
+    if (learner_acks_pack(&l->acks, &st->acks, &st->acks_len)) st->acks_len = 0;
+    l->acks_snap_n = l->acks.journal_n;
+}
+
+void learner_counters_done(learner *l, learner_ckpt_state *st, int saved) {
+    free(st->acks);
+    st->acks = NULL;
+    st->acks_len = 0;
+    pthread_mutex_lock(&l->mu);
+    if (saved) l->acks_ckpt_n = l->acks_snap_n;
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* The groups-in ledger of the checkpoint being resumed, and its journal: groups the run
+ * received after that checkpoint died with the learner that received them and are lost
+ * in transit now (before the status socket binds). */
+static int restore_acks(learner *l) {
+    learner_acks_init(&l->acks);
+    if (l->resume_found) {
+        void *buf = NULL;
+        size_t len = 0;
+        char err[SEED_ERRLEN];
+        if (learner_ckpt_acks(l->resume_path, &buf, &len, err, sizeof err) ||
+            (len && learner_acks_unpack(&l->acks, buf, len, 0.0, err, sizeof err))) {
+            free(buf);
+            return seed_errf(g_err, sizeof g_err, "checkpoint %s: %s", l->resume_path, err);
+        }
+        free(buf);
+        l->acks_continuous = len > 0;
+        l->acks_ckpt_n = l->acks.journal_n;
+    }
+    const char *dir = l->job->checkpoint.dir;
+    if (!dir[0]) return 0;
+    char path[1100];
+    snprintf(path, sizeof path, "%s/groups_in.journal", dir);
+    uint64_t lost = 0;
+    if (seed_mkdir_p(dir, g_err, sizeof g_err) ||
+        learner_acks_journal_open(&l->acks, path, 0.0, &lost, g_err, sizeof g_err))
+        return -1;
+    uint64_t G = (uint64_t)SEED_MAX(l->job->algorithm.group_size, 1);
+    learner_stats_lose(&l->st, "transit", lost * G);
+    if (lost)
+        seed_log(SEED_LOG_WARN,
+                 "%llu groups the learner before this one received after its last checkpoint "
+                 "died with it: counted lost in transit",
+                 (unsigned long long)lost);
+    return 0;
 }
 
 /* The counters of the checkpoint being resumed (before the status socket binds). */
@@ -979,6 +826,7 @@ static int setup(learner *l) {
     pthread_cond_init(&l->cv, NULL);
     learner_stats_init(&l->st, job->status.window);
     restore_counters(l);
+    if (restore_acks(l)) return -1;
     /* token ids from peers are checked against the vocabulary (a bad one would stop the
      * trainer); when config.json cannot be read here the trainer thread says why */
     char cfgpath[JOB_PATH_LEN + 16], cerr[SEED_ERRLEN];
@@ -1066,11 +914,16 @@ int main(int argc, char **argv) {
                                {l->telemetry, 0, ZMQ_POLLIN, 0},
                                {l->status, 0, ZMQ_POLLIN, 0},
                                {l->groups_out, 0, ZMQ_POLLIN, 0}};
-    double last_tick = 0;
+    double last_tick = 0, last_poll = seed_now();
     const double peer_timeout = l->job->wire.peer_timeout_ms / 1000.0;
     for (;;) {
         items[0].events = hub_has_room(l) ? ZMQ_POLLIN : 0;
         int n = zmq_poll(items, 5, 50);
+        /* the acks' grace runs only while groups-in is read: a group held back in the
+         * socket by a full hub is not in transit for longer than the grace */
+        double polled = seed_now();
+        if (items[0].events) l->in_clock += polled - last_poll;
+        last_poll = polled;
         if (n < 0 && zmq_errno() != EINTR) {
             seed_log(SEED_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
             break;
@@ -1099,12 +952,13 @@ int main(int argc, char **argv) {
                 l->st.episodes_lost_received += l->orphan_dealt;
                 l->orphan_dealt = 0;
             }
+            tick_acks(l, peer_timeout);
             pthread_mutex_unlock(&l->mu);
             expire_actor_credit(l, now, peer_timeout);
             if (gone)
                 seed_log(SEED_LOG_WARN, "%d peer(s) silent for %.0f s: forgotten", gone,
                          peer_timeout);
-            char *json = prom ? status_json(l) : NULL;
+            char *json = prom ? learner_status_json(l) : NULL;
             if (json && learner_prom_publish(prom, json))
                 seed_log(SEED_LOG_WARN, "out of memory handing /metrics the status");
             free(json);
@@ -1122,12 +976,8 @@ int main(int argc, char **argv) {
     pthread_join(l->trainer, NULL);
     int trc = l->trainer_rc;
     if (trc) seed_log(SEED_LOG_ERROR, "trainer: %s", l->trainer_err);
-    for (int i = 0; i < l->hub_q.n; i++) wire_free(l->hub_q.v[i]);
-    for (int i = 0; i < l->train_q.n; i++) wire_free(l->train_q.v[i]);
-    free(l->hub_q.v);
-    free(l->hub_q.tokens);
-    free(l->train_q.v);
-    free(l->train_q.tokens);
+    learner_q_free(&l->hub_q);
+    learner_q_free(&l->train_q);
     free(l->eval_json);
     learner_prom_stop(prom);
     weights_pub_free(l->pub);
@@ -1140,6 +990,7 @@ int main(int argc, char **argv) {
     zmq_ctx_term(l->ctx);
     zap_free(l->zap); /* its threads ended with the contexts */
     learner_stats_free(&l->st);
+    learner_acks_free(&l->acks);
     seed_log(SEED_LOG_INFO, "stopped at step %lld, version %llu", (long long)l->step,
              (unsigned long long)l->version);
     return trc ? 1 : 0;

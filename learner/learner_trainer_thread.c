@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "roles/policy_weights.h"
@@ -92,6 +91,7 @@ static int checkpoint(learner *l, char *err, size_t errlen) {
     for (int i = 0; i < k; i++) free(blobs[i]);
     free(blobs);
     free(lens);
+    learner_counters_done(l, &st, !rc);
     if (!rc) {
         l->ckpt_step = st.step;
         l->ckpt_t = seed_now();
@@ -120,10 +120,7 @@ static void requeue_pending(void *ctx, const void *buf, size_t len) {
     if (wire_decode(&rx, buf, len, "checkpoint", &e) != 1) return;
     pthread_mutex_lock(&l->mu);
     if (e->body_case == SEED__ENVELOPE__BODY_SCORED_GROUP) {
-        int64_t t = learner_group_tokens(e->scored_group->group);
-        if (learner_q_push(&l->train_q, e, t) == 0)
-            l->train_q_tokens += t;
-        else
+        if (learner_q_push(&l->train_q, e, learner_group_tokens(e->scored_group->group)))
             wire_free(e);
     } else if (learner_q_push(&l->hub_q, e, 0)) {
         wire_free(e);
@@ -249,9 +246,12 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
                          Seed__ScoredGroup **sgs, char *err, size_t errlen) {
     const job_config *job = l->job;
     for (int i = 0; i < ng; i++) sgs[i] = groups[i]->scored_group;
-    learner_samples_cfg cfg = {(learner_adv_norm)job->algorithm.adv_norm,
-                               job->algorithm.w_opd != 0.0 || job->algorithm.opd_loss != 0,
-                               (float)job->algorithm.gigpo_coef, (float)job->algorithm.gigpo_gamma};
+    learner_samples_cfg cfg = {
+        .adv_norm = job->algorithm.adv_norm,
+        .use_q = job->algorithm.w_opd != 0.0 || job->algorithm.opd_loss != JOB_OPD_NONE,
+        .gigpo_coef = (float)job->algorithm.gigpo_coef,
+        .gigpo_gamma = (float)job->algorithm.gigpo_gamma,
+    };
     learner_samples_stats st;
     memset(&st, 0, sizeof st);
     int rc = learner_samples_build(b, &cfg, sgs, ng, &st, err, errlen);
@@ -350,7 +350,7 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         double tw = seed_now();
         pthread_mutex_lock(&l->mu);
         int waited = 0;
-        while (!l->stopping && l->train_q_tokens < job->optim.tokens_per_step) {
+        while (!l->stopping && l->train_q.tokens_total < job->optim.tokens_per_step) {
             waited = 1;
             pthread_cond_wait(&l->cv, &l->mu);
         }
@@ -387,30 +387,26 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
             }
             order[k] = i;
         }
+        /* take groups in that order until the fresh ones reach the step's tokens; the
+         * stale ones taken on the way are dropped */
+        int m = 0;
+        int64_t tokens = 0;
+        for (; m < n && tokens < job->optim.tokens_per_step; m++) {
+            const Seed__EpisodeGroup *g = l->train_q.v[order[m]]->scored_group->group;
+            if (!job_version_stale(job, g->policy_version, l->version))
+                tokens += l->train_q.tokens[order[m]];
+        }
+        learner_q_take(&l->train_q, order, m, batch);
         int nb = 0;
-        int64_t tokens = 0, removed_tok = 0;
-        for (int j = 0; j < n && tokens < job->optim.tokens_per_step; j++) {
-            int i = order[j];
-            Seed__Envelope *e = l->train_q.v[i];
-            Seed__EpisodeGroup *g = e->scored_group->group;
-            removed_tok += l->train_q.tokens[i];
+        for (int j = 0; j < m; j++) {
+            Seed__EpisodeGroup *g = batch[j]->scored_group->group;
             if (job_version_stale(job, g->policy_version, l->version)) {
                 l->stale_train += g->n_episodes;
-                wire_free(e);
+                wire_free(batch[j]);
             } else {
-                batch[nb++] = e;
-                tokens += l->train_q.tokens[i];
+                batch[nb++] = batch[j];
             }
-            l->train_q.v[i] = NULL; /* taken */
         }
-        int kept = 0;
-        for (int i = 0; i < n; i++)
-            if (l->train_q.v[i]) {
-                l->train_q.v[kept] = l->train_q.v[i];
-                l->train_q.tokens[kept++] = l->train_q.tokens[i];
-            }
-        l->train_q.n = kept;
-        l->train_q_tokens -= removed_tok;
         l->training_groups = nb; /* outstanding until the new version is out */
         l->wait_s += seed_now() - tw;
         pthread_mutex_unlock(&l->mu);
@@ -420,10 +416,10 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         rc = build_samples(l, &samples, batch, nb, sgs, err, errlen);
         const int ns = samples.n;
         double lr = lr_at(job, l->step);
-        learner_step_set_lr(l->tr, (float)lr);
+        learner_step_set_lr(l->stepper, (float)lr);
         learner_step_stats s;
         memset(&s, 0, sizeof s);
-        if (!rc && ns > 0) rc = learner_step_run(l->tr, samples.v, ns, &s, err, errlen);
+        if (!rc && ns > 0) rc = learner_step_run(l->stepper, samples.v, ns, &s, err, errlen);
         uint64_t episodes = 0;
         pthread_mutex_lock(&l->mu);
         for (int i = 0; i < nb; i++) {
@@ -488,8 +484,7 @@ void *learner_trainer_main(void *arg) {
     learner *l = arg;
     job_config *job = l->job;
     char err[SEED_ERRLEN];
-    mkdir(job->job.run_dir, 0755);
-    if (load_models(l, err, sizeof err)) {
+    if (seed_mkdir_p(job->job.run_dir, err, sizeof err) || load_models(l, err, sizeof err)) {
         fail(l, err);
         return NULL;
     }
@@ -518,19 +513,26 @@ void *learner_trainer_main(void *arg) {
                  cpath, cs.stage, (long long)cs.step, (unsigned long long)cs.version, np);
     }
 
-    learner_loss_cfg lc = {(float)job->algorithm.w_opd,
-                           (float)job->algorithm.c_opd,
-                           (float)job->algorithm.clip_eps,
-                           (float)job->algorithm.dual_clip,
-                           (float)job->algorithm.kl_beta,
-                           (float)job->algorithm.entropy_coef,
-                           (learner_opd_mode)job->algorithm.opd_loss,
-                           (float)job->algorithm.opd_loss_coef};
-    model_adamw opt = {(float)job->optim.lr,           (float)job->optim.betas[0],
-                       (float)job->optim.betas[1],     (float)job->optim.eps,
-                       (float)job->optim.weight_decay, (float)job->optim.max_grad_norm};
-    if (learner_step_create(&l->tr, l->policy, l->ref, &lc, &opt, job->optim.micro_batch_tokens,
-                            err, sizeof err)) {
+    learner_loss_cfg lc = {
+        .w_opd = (float)job->algorithm.w_opd,
+        .c_opd = (float)job->algorithm.c_opd,
+        .clip_eps = (float)job->algorithm.clip_eps,
+        .dual_clip = (float)job->algorithm.dual_clip,
+        .kl_beta = (float)job->algorithm.kl_beta,
+        .entropy_coef = (float)job->algorithm.entropy_coef,
+        .opd_mode = job->algorithm.opd_loss,
+        .opd_loss_coef = (float)job->algorithm.opd_loss_coef,
+    };
+    model_adamw opt = {
+        .lr = (float)job->optim.lr,
+        .beta1 = (float)job->optim.betas[0],
+        .beta2 = (float)job->optim.betas[1],
+        .eps = (float)job->optim.eps,
+        .weight_decay = (float)job->optim.weight_decay,
+        .max_grad_norm = (float)job->optim.max_grad_norm,
+    };
+    if (learner_step_create(&l->stepper, l->policy, l->ref, &lc, &opt,
+                            job->optim.micro_batch_tokens, err, sizeof err)) {
         fail(l, err);
         return NULL;
     }
@@ -551,7 +553,7 @@ void *learner_trainer_main(void *arg) {
             /* entering stage 2 (never on a resume already there): a fresh RL optimizer,
              * as verl starts one, unless the job keeps the SFT moments */
             if (!job->optim.keep_sft_moments)
-                rc = learner_step_reset_moments(l->tr, err, sizeof err);
+                rc = learner_step_reset_moments(l->stepper, err, sizeof err);
         }
     } else if (v == 0) {
         v = 1;
@@ -588,7 +590,7 @@ void *learner_trainer_main(void *arg) {
     else if (!rc && env_budget_spent(l))
         seed_log(SEED_LOG_INFO, "reached max_env_steps %llu at step %lld",
                  (unsigned long long)job->job.max_env_steps, (long long)l->step);
-    learner_step_free(l->tr);
+    learner_step_free(l->stepper);
     learner_eval_free(l->ev);
     learner_metrics_close(l);
     model_free(l->policy);

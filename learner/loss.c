@@ -62,9 +62,9 @@ void learner_loss_tokens(const learner_loss_cfg *cfg, const learner_loss_in *in,
             g += cfg->kl_beta * dkl;
             out->kl += kl * inv;
         }
-        if (cfg->opd_mode != LEARNER_OPD_NONE && cfg->opd_loss_coef != 0.0f && in->q) {
+        if (cfg->opd_mode != JOB_OPD_NONE && cfg->opd_loss_coef != 0.0f && in->q) {
             float term, dterm;
-            if (cfg->opd_mode == LEARNER_OPD_DELTA) {
+            if (cfg->opd_mode == JOB_OPD_DELTA) {
                 term = -delta * logp;
                 dterm = -delta;
             } else { /* importance: -sg(q - s) * exp(logp - behav) */
@@ -86,7 +86,7 @@ void learner_loss_tokens(const learner_loss_cfg *cfg, const learner_loss_in *in,
     }
 }
 
-void learner_group_advantages(const float *returns, int n, learner_adv_norm norm, float *adv) {
+void learner_group_advantages(const float *returns, int n, job_adv_norm norm, float *adv) {
     if (n <= 0) return;
     double mean = 0.0;
     for (int i = 0; i < n; i++) mean += returns[i];
@@ -96,13 +96,13 @@ void learner_group_advantages(const float *returns, int n, learner_adv_norm norm
     const double std = n > 1 ? sqrt(var / (n - 1)) : 0.0;
     for (int i = 0; i < n; i++) {
         double a = returns[i] - mean;
-        if (norm == LEARNER_ADV_STD) a /= (std + 1e-6);
+        if (norm == JOB_ADV_STD) a /= (std + 1e-6);
         adv[i] = (float)a;
     }
 }
 
-void learner_anchor_advantages(const float *returns, const int *anchor, int n,
-                               learner_adv_norm norm, float *adv, double *scratch) {
+void learner_anchor_advantages(const float *returns, const int *anchor, int n, job_adv_norm norm,
+                               float *adv, double *scratch) {
     if (n <= 0) return;
     double *cnt = scratch, *mean = scratch + n, *var = scratch + 2 * (size_t)n;
     memset(scratch, 0, sizeof(double) * 3 * (size_t)n);
@@ -121,7 +121,7 @@ void learner_anchor_advantages(const float *returns, const int *anchor, int n,
         double a = returns[i] - mean[k];
         if (cnt[k] < 2)
             a = 0.0; /* a state no other episode reached: no comparison */
-        else if (norm == LEARNER_ADV_STD)
+        else if (norm == JOB_ADV_STD)
             a /= sqrt(var[k] / (cnt[k] - 1.0)) + 1e-6;
         adv[i] = (float)a;
     }

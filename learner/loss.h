@@ -19,12 +19,9 @@
 
 #include <stddef.h>
 
-typedef enum { LEARNER_ADV_STD = 0, LEARNER_ADV_MEAN = 1 } learner_adv_norm;
-typedef enum {
-    LEARNER_OPD_NONE = 0,
-    LEARNER_OPD_DELTA = 1,
-    LEARNER_OPD_IMPORTANCE = 2
-} learner_opd_mode;
+/* The advantage normalisation (job_adv_norm) and the explicit OPD term (job_opd_loss) are
+ * the job's own enums, defined once in common/job.h. */
+#include "common/job.h"
 
 typedef struct learner_loss_cfg {
     float w_opd;        /* weight of clip(q - s) in the advantage (0: plain GRPO) */
@@ -33,7 +30,7 @@ typedef struct learner_loss_cfg {
     float dual_clip;    /* dual-clip constant for A < 0 (<= 1: off) */
     float kl_beta;      /* k3 KL weight to the reference policy (0: off) */
     float entropy_coef; /* entropy bonus weight (0: off) */
-    learner_opd_mode opd_mode;
+    job_opd_loss opd_mode;
     float opd_loss_coef;
 } learner_loss_cfg;
 
@@ -71,13 +68,13 @@ void learner_loss_tokens(const learner_loss_cfg *cfg, const learner_loss_in *in,
 /* Group-normalized advantages: adv[i] = (R_i - mean R) / (std R + 1e-6) with the
  * unbiased (n - 1) std as torch.std / verl (or mean-only), over the n returns of one
  * group; a group of one gets 0. */
-void learner_group_advantages(const float *returns, int n, learner_adv_norm norm, float *adv);
+void learner_group_advantages(const float *returns, int n, job_adv_norm norm, float *adv);
 
 /* GiGPO's step advantages (verl-agent's step_norm_reward): the n step returns are
  * normalised like learner_group_advantages within each anchor group (the steps with
  * the same anchor[i], ids in [0, n)); a singleton anchor group gets 0. scratch holds
  * 3n doubles. */
-void learner_anchor_advantages(const float *returns, const int *anchor, int n,
-                               learner_adv_norm norm, float *adv, double *scratch);
+void learner_anchor_advantages(const float *returns, const int *anchor, int n, job_adv_norm norm,
+                               float *adv, double *scratch);
 
 #endif

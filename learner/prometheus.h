@@ -2,9 +2,9 @@
  * 0.0.4), served over HTTP at /metrics by libmicrohttpd from a thread of its own.
  *
  * Contract:
- *  - learner_prom_render turns a status document (the JSON tree status_json builds in
- *    learner_main.c) into exposition text: every number of the document (a null, which
- *    is how cJSON prints a NaN, as NaN; a boolean as 0/1) is one sample of a metric
+ *  - learner_prom_render turns a status document (the JSON tree learner_status_json
+ *    builds, learner/status.h) into exposition text: every number of the document (a
+ *    null, which is how cJSON prints a NaN, as NaN; a boolean as 0/1) is one sample of a metric
  *    family with HELP and TYPE lines, counters named *_total, map keys (env, family,
  *    error reason, socket) and peer fields (id, role, host) as labels, escaped as the
  *    format says. A field the table in prometheus.c does not know is left out (it never

@@ -1,7 +1,7 @@
-/* queue.c — the learner's group queues (see learner.h). */
-#include <stdlib.h>
+/* queue.c — the learner's group queues (queue.h). */
+#include "learner/queue.h"
 
-#include "learner/learner.h"
+#include <stdlib.h>
 
 int learner_q_push(learner_q *q, Seed__Envelope *e, int64_t tokens) {
     if (q->n == q->cap) {
@@ -17,7 +17,30 @@ int learner_q_push(learner_q *q, Seed__Envelope *e, int64_t tokens) {
     q->v[q->n] = e;
     q->tokens[q->n] = tokens;
     q->n++;
+    q->tokens_total += tokens;
     return 0;
+}
+
+void learner_q_take(learner_q *q, const int *idx, int k, Seed__Envelope **out) {
+    for (int j = 0; j < k; j++) {
+        out[j] = q->v[idx[j]];
+        q->tokens_total -= q->tokens[idx[j]];
+        q->v[idx[j]] = NULL; /* taken: the pass below closes the gap */
+    }
+    int kept = 0;
+    for (int i = 0; i < q->n; i++)
+        if (q->v[i]) {
+            q->v[kept] = q->v[i];
+            q->tokens[kept++] = q->tokens[i];
+        }
+    q->n = kept;
+}
+
+void learner_q_free(learner_q *q) {
+    for (int i = 0; i < q->n; i++) wire_free(q->v[i]);
+    free(q->v);
+    free(q->tokens);
+    *q = (learner_q){0};
 }
 
 int64_t learner_group_tokens(const Seed__EpisodeGroup *g) {

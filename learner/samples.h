@@ -24,11 +24,11 @@
 
 #include "learner/loss.h"
 #include "learner/stats.h"
-#include "learner/train.h"
+#include "learner/step.h"
 #include "proto/seed.pb-c.h"
 
 typedef struct learner_samples_cfg {
-    learner_adv_norm adv_norm;
+    job_adv_norm adv_norm;
     int use_q;         /* hand q (and s) to the loss: w_opd != 0 or an explicit OPD term */
     float gigpo_coef;  /* weight of the step advantage; 0: off */
     float gigpo_gamma; /* discount of the step returns */

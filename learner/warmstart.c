@@ -50,7 +50,7 @@ typedef struct ws_ctx {
     learner *l;
     render_ctx rr;
     tok_ids prompt, reply;
-    tok_bytes chat;
+    seed_sbuf chat;
     seed_rng rng;
     env *envs[JOB_MAX_ENVS];
     int n_expert;     /* envs with an expert */
@@ -131,7 +131,7 @@ static int label(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, co
                          http_skill_url(c->http));
             }
         }
-        tok_bytes_free(&r.content);
+        seed_sbuf_free(&r.content);
         pthread_mutex_lock(&l->mu);
         l->st.counters[failed ? LEARNER_C_STAGE1_SKILL_FALLBACKS : LEARNER_C_STAGE1_HTTP_LABELS]++;
         pthread_mutex_unlock(&l->mu);
@@ -258,7 +258,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         rc = http_skill_new(&c.http, job, err, errlen);
         if (!rc) http_skill_set_cancel(c.http, stopping, l);
     }
-    learner_step_set_lr(l->tr, (float)job->optim.sft_lr);
+    learner_step_set_lr(l->stepper, (float)job->optim.sft_lr);
     demo_set d;
     memset(&d, 0, sizeof d);
     uint64_t task = (uint64_t)l->sft_steps * 1000003ULL;
@@ -286,7 +286,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
                 rc = stage0_episode(&c, i, seed, &d, err, errlen);
         }
         learner_step_stats st;
-        if (!rc) rc = learner_step_run(l->tr, d.s, d.n, &st, err, errlen);
+        if (!rc) rc = learner_step_run(l->stepper, d.s, d.n, &st, err, errlen);
         if (rc) break;
         pthread_mutex_lock(&l->mu);
         l->sft_steps++;
@@ -308,8 +308,8 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     http_skill_free(c.http);
     tok_ids_free(&c.prompt);
     tok_ids_free(&c.reply);
-    tok_bytes_free(&c.chat);
+    seed_sbuf_free(&c.chat);
     render_free(&c.rr);
-    learner_step_set_lr(l->tr, (float)job->optim.lr);
+    learner_step_set_lr(l->stepper, (float)job->optim.lr);
     return rc;
 }

@@ -6,17 +6,14 @@
 
 #include <string.h>
 
-static int put(tok_bytes *out, const char *s) {
-    return tok_bytes_append(out, s, strlen(s));
-}
-
-static int turn(tok_bytes *out, const char *role, const char *content) {
-    return put(out, "<|im_start|>") || put(out, role) || put(out, "\n") || put(out, content) ||
-           put(out, "<|im_end|>\n");
+static int turn(seed_sbuf *out, const char *role, const char *content) {
+    return seed_sbuf_puts(out, "<|im_start|>") || seed_sbuf_puts(out, role) ||
+           seed_sbuf_puts(out, "\n") || seed_sbuf_puts(out, content) ||
+           seed_sbuf_puts(out, "<|im_end|>\n");
 }
 
 int tok_chat_render(const tok_chat_msg *msgs, size_t n, const char *default_system,
-                    int add_generation_prompt, tok_bytes *out, char *err, size_t errlen) {
+                    int add_generation_prompt, seed_sbuf *out, char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++) {
         const char *r = msgs[i].role;
         if (!r || !msgs[i].content)
@@ -47,11 +44,12 @@ int tok_chat_render(const tok_chat_msg *msgs, size_t n, const char *default_syst
         /* consecutive tool results share one user turn */
         int first = i == 0 || strcmp(msgs[i - 1].role, "tool") != 0;
         int last = i + 1 == n || strcmp(msgs[i + 1].role, "tool") != 0;
-        rc = (first && put(out, "<|im_start|>user")) || put(out, "\n<tool_response>\n") ||
-             put(out, msgs[i].content) || put(out, "\n</tool_response>") ||
-             (last && put(out, "<|im_end|>\n"));
+        rc = (first && seed_sbuf_puts(out, "<|im_start|>user")) ||
+             seed_sbuf_puts(out, "\n<tool_response>\n") || seed_sbuf_puts(out, msgs[i].content) ||
+             seed_sbuf_puts(out, "\n</tool_response>") ||
+             (last && seed_sbuf_puts(out, "<|im_end|>\n"));
     }
-    if (rc == 0 && add_generation_prompt) rc = put(out, "<|im_start|>assistant\n");
-    if (rc == 0 && !out->p) rc = tok_bytes_append(out, "", 0);
+    if (rc == 0 && add_generation_prompt) rc = seed_sbuf_puts(out, "<|im_start|>assistant\n");
+    if (rc == 0 && !out->p) rc = seed_sbuf_append(out, "", 0);
     return rc ? seed_errf(err, errlen, "out of memory rendering a chat") : 0;
 }

@@ -14,12 +14,10 @@
 #include "model/cuda/cuda_backend.h"
 #endif
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define MODEL_ALIGN 64
 
@@ -312,8 +310,8 @@ fail:
 int model_save(const model *m, const char *dir, model_dtype dtype, char *err, size_t errlen) {
     if (dtype != MODEL_F32 && dtype != MODEL_BF16)
         return seed_errf(err, errlen, "model_save: dtype %d unsupported (F32 or BF16)", (int)dtype);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return seed_errf(err, errlen, "model_save: cannot create %s: %s", dir, strerror(errno));
+    char why[SEED_ERRLEN];
+    if (seed_mkdir_p(dir, why, sizeof why)) return seed_errf(err, errlen, "model_save: %s", why);
     st_write_tensor *t = calloc((size_t)m->n_tensors, sizeof *t);
     if (!t) return seed_errf(err, errlen, "model_save: out of memory");
     for (int i = 0; i < m->n_tensors; i++) {

@@ -86,7 +86,8 @@ int model_create(model **out, const model_config *cfg, const model_limits *lim, 
 /* Load config.json + model.safetensors (or sharded index) from dir. */
 int model_load(model **out, const char *dir, const model_limits *lim, const char *backend,
                char *err, size_t errlen);
-/* Write config.json + model.safetensors (dtype F32 or BF16) into dir (created). */
+/* Write config.json + model.safetensors (dtype F32 or BF16) into dir (created with its
+ * missing parents). */
 int model_save(const model *m, const char *dir, model_dtype dtype, char *err, size_t errlen);
 void model_free(model *m);
 void model_init_random(model *m, uint64_t seed, float std);

@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/bf16.h"
+#include "common/sbuf.h"
 #include "common/util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -711,53 +711,20 @@ int st_read_f32(const st_file *f, const char *name, const int64_t *expect_shape,
 
 /* ------------------------------------------------------------------ writer */
 
-typedef struct st_buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} st_buf;
-
-static void buf_put(st_buf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void buf_printf(st_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(st_buf *b, const char *fmt, ...) {
-    char tmp[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0) buf_put(b, tmp, (size_t)SEED_MIN((size_t)n, sizeof tmp - 1));
-}
-
-static void buf_json_string(st_buf *b, const char *s) {
-    buf_put(b, "\"", 1);
+/* s as a JSON string (quotes, escapes) onto b. */
+static void json_string(seed_sbuf *b, const char *s) {
+    seed_sbuf_append(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\') {
             char e[2] = {'\\', (char)*p};
-            buf_put(b, e, 2);
+            seed_sbuf_append(b, e, 2);
         } else if (*p < 0x20) {
-            buf_printf(b, "\\u%04x", *p);
+            seed_sbuf_appendf(b, "\\u%04x", *p);
         } else {
-            buf_put(b, (const char *)p, 1);
+            seed_sbuf_append(b, (const char *)p, 1);
         }
     }
-    buf_put(b, "\"", 1);
+    seed_sbuf_append(b, "\"", 1);
 }
 
 static int cmp_wname(const void *a, const void *b) {
@@ -766,141 +733,112 @@ static int cmp_wname(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
-int st_write(const char *path, const st_write_tensor *t, int n, const char *metadata_json,
-             char *err, size_t errlen) {
-    if (n < 0) return seed_errf(err, errlen, "%s: negative tensor count %d", path, n);
-    int rc = 0;
-    seed_atomic_file out = {.fd = -1};
-    uint16_t *cbuf = NULL;
-    st_buf hb = {0};
-    int *order = malloc((size_t)SEED_MAX(n, 1) * sizeof *order);
-    uint64_t *nbytes = malloc((size_t)SEED_MAX(n, 1) * sizeof *nbytes);
-    const st_write_tensor **byname = malloc((size_t)SEED_MAX(n, 1) * sizeof *byname);
-    cJSON *meta = NULL;
-    if (!order || !nbytes || !byname) {
-        rc = seed_errf(err, errlen, "%s: out of memory", path);
-        goto done;
-    }
-    /* Validate every entry before touching the file system. */
+/* One entry, checked before the file system is touched: a name, an output dtype, a shape
+ * whose element and byte counts fit, data when there are elements. *nbytes: its size. */
+static int check_tensor(const char *path, const st_write_tensor *w, int i, uint64_t *nbytes,
+                        char *err, size_t errlen) {
+    if (!w->name || !*w->name || strcmp(w->name, "__metadata__") == 0)
+        return seed_errf(err, errlen, "%s: tensor %d has an empty or reserved name ('%s')", path, i,
+                         w->name ? w->name : "(null)");
+    if (w->dtype != ST_F32 && w->dtype != ST_BF16)
+        return seed_errf(err, errlen, "%s: tensor '%s' output dtype %s is not F32 or BF16", path,
+                         w->name, st_dtype_name(w->dtype));
+    if (w->ndim < 0 || w->ndim > ST_MAX_DIMS)
+        return seed_errf(err, errlen, "%s: tensor '%s' has %d dims (0..%d allowed)", path, w->name,
+                         w->ndim, ST_MAX_DIMS);
+    uint64_t numel = 1;
+    for (int d = 0; d < w->ndim; d++)
+        if (w->shape[d] < 0 || __builtin_mul_overflow(numel, (uint64_t)w->shape[d], &numel) ||
+            numel > (uint64_t)INT64_MAX)
+            return seed_errf(err, errlen, "%s: tensor '%s' has a negative or overflowing shape",
+                             path, w->name);
+    if (numel && !w->data)
+        return seed_errf(err, errlen, "%s: tensor '%s' has no data", path, w->name);
+    if (__builtin_mul_overflow(numel, (uint64_t)st_dtype_size(w->dtype), nbytes))
+        return seed_errf(err, errlen, "%s: tensor '%s' byte size overflows", path, w->name);
+    return 0;
+}
+
+/* Every entry checked (sizes into nbytes[]), and no name twice (byname: scratch). */
+static int check_tensors(const char *path, const st_write_tensor *t, int n, uint64_t *nbytes,
+                         const st_write_tensor **byname, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
-        const st_write_tensor *w = &t[i];
-        if (!w->name || !*w->name || strcmp(w->name, "__metadata__") == 0) {
-            rc = seed_errf(err, errlen, "%s: tensor %d has an empty or reserved name ('%s')", path,
-                           i, w->name ? w->name : "(null)");
-            goto done;
-        }
-        if (w->dtype != ST_F32 && w->dtype != ST_BF16) {
-            rc = seed_errf(err, errlen, "%s: tensor '%s' output dtype %s is not F32 or BF16", path,
-                           w->name, st_dtype_name(w->dtype));
-            goto done;
-        }
-        if (w->ndim < 0 || w->ndim > ST_MAX_DIMS) {
-            rc = seed_errf(err, errlen, "%s: tensor '%s' has %d dims (0..%d allowed)", path,
-                           w->name, w->ndim, ST_MAX_DIMS);
-            goto done;
-        }
-        uint64_t numel = 1;
-        for (int d = 0; d < w->ndim; d++)
-            if (w->shape[d] < 0 || __builtin_mul_overflow(numel, (uint64_t)w->shape[d], &numel) ||
-                numel > (uint64_t)INT64_MAX) {
-                rc = seed_errf(err, errlen, "%s: tensor '%s' has a negative or overflowing shape",
-                               path, w->name);
-                goto done;
-            }
-        if (numel && !w->data) {
-            rc = seed_errf(err, errlen, "%s: tensor '%s' has no data", path, w->name);
-            goto done;
-        }
-        if (__builtin_mul_overflow(numel, (uint64_t)st_dtype_size(w->dtype), &nbytes[i])) {
-            rc = seed_errf(err, errlen, "%s: tensor '%s' byte size overflows", path, w->name);
-            goto done;
-        }
-        byname[i] = w;
+        if (check_tensor(path, &t[i], i, &nbytes[i], err, errlen)) return -1;
+        byname[i] = &t[i];
     }
     qsort(byname, (size_t)n, sizeof *byname, cmp_wname);
     for (int i = 1; i < n; i++)
-        if (strcmp(byname[i - 1]->name, byname[i]->name) == 0) {
-            rc = seed_errf(err, errlen, "%s: tensor name '%s' is given twice", path,
-                           byname[i]->name);
-            goto done;
-        }
-    if (metadata_json) {
-        meta = cJSON_Parse(metadata_json);
-        int ok = meta && cJSON_IsObject(meta);
-        for (const cJSON *m = ok ? meta->child : NULL; m && ok; m = m->next) ok = cJSON_IsString(m);
-        if (!ok) {
-            rc = seed_errf(err, errlen, "%s: metadata is not a JSON object of strings", path);
-            goto done;
-        }
-    }
-    /* Wider dtypes first (stable), so each tensor sits aligned to its element size. */
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (t[i].dtype == ST_F32) order[k++] = i;
-    for (int i = 0; i < n; i++)
-        if (t[i].dtype != ST_F32) order[k++] = i;
+        if (strcmp(byname[i - 1]->name, byname[i]->name) == 0)
+            return seed_errf(err, errlen, "%s: tensor name '%s' is given twice", path,
+                             byname[i]->name);
+    return 0;
+}
 
-    buf_put(&hb, "{", 1);
+/* The metadata text as a JSON object of strings (*meta stays NULL without one). */
+static int parse_metadata(const char *path, const char *metadata_json, cJSON **meta, char *err,
+                          size_t errlen) {
+    if (!metadata_json) return 0;
+    *meta = cJSON_Parse(metadata_json);
+    int ok = *meta && cJSON_IsObject(*meta);
+    for (const cJSON *m = ok ? (*meta)->child : NULL; m && ok; m = m->next) ok = cJSON_IsString(m);
+    return ok ? 0 : seed_errf(err, errlen, "%s: metadata is not a JSON object of strings", path);
+}
+
+/* The header: metadata, then each tensor in file order with its byte range, padded with
+ * spaces to a multiple of 8 (so 8 + header stays 8-aligned). */
+static int build_header(const char *path, const st_write_tensor *t, int n, const int *order,
+                        const uint64_t *nbytes, const cJSON *meta, seed_sbuf *hb, char *err,
+                        size_t errlen) {
+    seed_sbuf_append(hb, "{", 1);
     int need_comma = 0;
     if (meta) {
-        buf_put(&hb, "\"__metadata__\":{", 16);
+        seed_sbuf_append(hb, "\"__metadata__\":{", 16);
         for (const cJSON *m = meta->child; m; m = m->next) {
-            if (m != meta->child) buf_put(&hb, ",", 1);
-            buf_json_string(&hb, m->string);
-            buf_put(&hb, ":", 1);
-            buf_json_string(&hb, m->valuestring);
+            if (m != meta->child) seed_sbuf_append(hb, ",", 1);
+            json_string(hb, m->string);
+            seed_sbuf_append(hb, ":", 1);
+            json_string(hb, m->valuestring);
         }
-        buf_put(&hb, "}", 1);
+        seed_sbuf_append(hb, "}", 1);
         need_comma = 1;
     }
     uint64_t pos = 0;
     for (int j = 0; j < n; j++) {
         const st_write_tensor *w = &t[order[j]];
-        if (need_comma) buf_put(&hb, ",", 1);
+        if (need_comma) seed_sbuf_append(hb, ",", 1);
         need_comma = 1;
-        buf_json_string(&hb, w->name);
-        buf_printf(&hb, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(w->dtype));
+        json_string(hb, w->name);
+        seed_sbuf_appendf(hb, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(w->dtype));
         for (int d = 0; d < w->ndim; d++)
-            buf_printf(&hb, "%s%lld", d ? "," : "", (long long)w->shape[d]);
+            seed_sbuf_appendf(hb, "%s%lld", d ? "," : "", (long long)w->shape[d]);
         uint64_t end;
-        if (__builtin_add_overflow(pos, nbytes[order[j]], &end)) {
-            rc = seed_errf(err, errlen, "%s: total size overflows", path);
-            goto done;
-        }
-        buf_printf(&hb, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)pos,
-                   (unsigned long long)end);
+        if (__builtin_add_overflow(pos, nbytes[order[j]], &end))
+            return seed_errf(err, errlen, "%s: total size overflows", path);
+        seed_sbuf_appendf(hb, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)pos,
+                          (unsigned long long)end);
         pos = end;
     }
-    buf_put(&hb, "}", 1);
-    while (!hb.oom && hb.len % 8) buf_put(&hb, " ", 1); /* 8 + N stays 8-aligned */
-    if (hb.oom) {
-        rc = seed_errf(err, errlen, "%s: out of memory building the header", path);
-        goto done;
-    }
-    if (hb.len > ST_MAX_HEADER) {
-        rc = seed_errf(err, errlen, "%s: header of %zu bytes is above the %llu-byte limit", path,
-                       hb.len, ST_MAX_HEADER);
-        goto done;
-    }
+    seed_sbuf_append(hb, "}", 1);
+    while (!seed_sbuf_failed(hb) && hb->n % 8) seed_sbuf_append(hb, " ", 1);
+    if (seed_sbuf_failed(hb))
+        return seed_errf(err, errlen, "%s: out of memory building the header", path);
+    if (hb->n > ST_MAX_HEADER)
+        return seed_errf(err, errlen, "%s: header of %zu bytes is above the %llu-byte limit", path,
+                         hb->n, ST_MAX_HEADER);
+    return 0;
+}
 
-    if (seed_atomic_open(&out, path, err, errlen)) {
-        rc = -1;
-        goto done;
-    }
-    uint64_t hlen = hb.len;
-    unsigned char lenb[8];
-    memcpy(lenb, &hlen, 8);
-    if (seed_atomic_write(&out, lenb, 8, err, errlen) ||
-        seed_atomic_write(&out, hb.p, hb.len, err, errlen)) {
-        rc = -1;
-        goto done;
-    }
+/* The tensors' bytes in file order: F32 as is, BF16 converted a chunk at a time. */
+static int write_data(seed_atomic_file *out, const char *path, const st_write_tensor *t, int n,
+                      const int *order, const uint64_t *nbytes, char *err, size_t errlen) {
     const size_t chunk = 1u << 20; /* elements per bf16 conversion chunk (2 MiB) */
+    uint16_t *cbuf = NULL;
+    int rc = 0;
     for (int j = 0; j < n && !rc; j++) {
         const st_write_tensor *w = &t[order[j]];
         size_t numel = (size_t)(nbytes[order[j]] / st_dtype_size(w->dtype));
         if (w->dtype == ST_F32) {
-            if (numel && seed_atomic_write(&out, w->data, numel * 4, err, errlen)) rc = -1;
+            if (numel && seed_atomic_write(out, w->data, numel * 4, err, errlen)) rc = -1;
             continue;
         }
         if (!cbuf && numel && !(cbuf = malloc(chunk * sizeof *cbuf))) {
@@ -912,15 +850,56 @@ int st_write(const char *path, const st_write_tensor *t, int n, const char *meta
             /* Serial on purpose: the write dominates, and a parallel region per chunk
              * costs more than it saves on a loaded machine. */
             for (size_t i = 0; i < len; i++) cbuf[i] = seed_f32_to_bf16(w->data[b + i]);
-            if (seed_atomic_write(&out, cbuf, len * 2, err, errlen)) rc = -1;
+            if (seed_atomic_write(out, cbuf, len * 2, err, errlen)) rc = -1;
         }
     }
-    if (!rc) rc = seed_atomic_commit(&out, err, errlen);
+    free(cbuf);
+    return rc;
+}
+
+int st_write(const char *path, const st_write_tensor *t, int n, const char *metadata_json,
+             char *err, size_t errlen) {
+    if (n < 0) return seed_errf(err, errlen, "%s: negative tensor count %d", path, n);
+    int rc = 0;
+    seed_atomic_file out = {.fd = -1};
+    seed_sbuf hb = {0};
+    int *order = malloc((size_t)SEED_MAX(n, 1) * sizeof *order);
+    uint64_t *nbytes = malloc((size_t)SEED_MAX(n, 1) * sizeof *nbytes);
+    const st_write_tensor **byname = malloc((size_t)SEED_MAX(n, 1) * sizeof *byname);
+    cJSON *meta = NULL;
+    if (!order || !nbytes || !byname) {
+        rc = seed_errf(err, errlen, "%s: out of memory", path);
+        goto done;
+    }
+    /* Validate every entry before touching the file system. */
+    if (check_tensors(path, t, n, nbytes, byname, err, errlen) ||
+        parse_metadata(path, metadata_json, &meta, err, errlen)) {
+        rc = -1;
+        goto done;
+    }
+    /* Wider dtypes first (stable), so each tensor sits aligned to its element size. */
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i].dtype == ST_F32) order[k++] = i;
+    for (int i = 0; i < n; i++)
+        if (t[i].dtype != ST_F32) order[k++] = i;
+    if (build_header(path, t, n, order, nbytes, meta, &hb, err, errlen) ||
+        seed_atomic_open(&out, path, err, errlen)) {
+        rc = -1;
+        goto done;
+    }
+    uint64_t hlen = hb.n;
+    unsigned char lenb[8];
+    memcpy(lenb, &hlen, 8);
+    if (seed_atomic_write(&out, lenb, 8, err, errlen) ||
+        seed_atomic_write(&out, hb.p, hb.n, err, errlen) ||
+        write_data(&out, path, t, n, order, nbytes, err, errlen) ||
+        seed_atomic_commit(&out, err, errlen))
+        rc = -1;
 done:
     seed_atomic_abort(&out); /* a no-op after a commit */
     cJSON_Delete(meta);
-    free(hb.p);
-    free(cbuf);
+    seed_sbuf_free(&hb);
     free(order);
     free(nbytes);
     free(byname);

@@ -33,20 +33,9 @@ void tok_ids_free(tok_ids *ids) {
     free(ids->v);
     memset(ids, 0, sizeof *ids);
 }
-void tok_bytes_free(tok_bytes *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
 int tok_ids_push(tok_ids *ids, int id) {
     if (ids->n == ids->cap && grow((void **)&ids->v, &ids->cap, ids->n + 1, sizeof(int))) return -1;
     ids->v[ids->n++] = id;
-    return 0;
-}
-int tok_bytes_append(tok_bytes *b, const void *p, size_t n) {
-    if (grow((void **)&b->p, &b->cap, b->n + n + 1, 1)) return -1;
-    if (n) memcpy(b->p + b->n, p, n);
-    b->n += n;
-    b->p[b->n] = 0;
     return 0;
 }
 
@@ -495,33 +484,42 @@ static int build_added_set(tok *t, tok_added_set *s, int normalized, int with_sp
     return 0;
 }
 
-static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
+/* The top level's shape: an object whose model is a byte-level BPE with a vocab object
+ * and a merges array, and no truncation. */
+static int check_root(const cJSON *root, const cJSON **model, const cJSON **vocab,
+                      const cJSON **merges, char *err, size_t errlen) {
     if (!cJSON_IsObject(root))
         return seed_errf(err, errlen, "tokenizer.json: the top level is %s, expected an object",
                          json_type_name(root));
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (!cJSON_IsObject(model))
+    *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (!cJSON_IsObject(*model))
         return seed_errf(err, errlen, "tokenizer.json: \"model\" is %s, expected an object",
-                         json_type_name(model));
-    const char *mtype = json_type_str(model);
+                         json_type_name(*model));
+    const char *mtype = json_type_str(*model);
     if (mtype && strcmp(mtype, "BPE") != 0)
         return seed_errf(err, errlen,
                          "tokenizer.json: model type '%s' is not supported (seed reads "
                          "byte-level BPE)",
                          mtype);
-    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
-    const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
-    if (!cJSON_IsObject(vocab))
+    *vocab = cJSON_GetObjectItemCaseSensitive(*model, "vocab");
+    *merges = cJSON_GetObjectItemCaseSensitive(*model, "merges");
+    if (!cJSON_IsObject(*vocab))
         return seed_errf(err, errlen, "tokenizer.json: model.vocab is %s, expected an object",
-                         json_type_name(vocab));
-    if (!cJSON_IsArray(merges))
+                         json_type_name(*vocab));
+    if (!cJSON_IsArray(*merges))
         return seed_errf(err, errlen, "tokenizer.json: model.merges is %s, expected an array",
-                         json_type_name(merges));
+                         json_type_name(*merges));
     const cJSON *trunc = cJSON_GetObjectItemCaseSensitive(root, "truncation");
     if (trunc && !cJSON_IsNull(trunc))
         return seed_errf(err, errlen,
                          "tokenizer.json: truncation is set; seed encodes whole texts, set it to "
                          "null");
+    return 0;
+}
+
+/* The pipeline around the model (BPE options, normalizer, pre-tokenizer, decoder,
+ * post-processor) and the added tokens. */
+static int load_pipeline(tok *t, const cJSON *root, const cJSON *model, char *err, size_t errlen) {
     if (load_bpe_options(t, model, err, errlen) ||
         load_normalizer(t, cJSON_GetObjectItemCaseSensitive(root, "normalizer"), err, errlen) ||
         load_pre_tokenizer(t, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), err,
@@ -531,15 +529,19 @@ static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
         check_byte_level_step(cJSON_GetObjectItemCaseSensitive(root, "post_processor"),
                               "post_processor", 1, err, errlen))
         return -1;
-
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
     if (added && !cJSON_IsNull(added) && !cJSON_IsArray(added))
         return seed_errf(err, errlen, "tokenizer.json: added_tokens is %s, expected an array",
                          json_type_name(added));
     if (cJSON_IsArray(added) && load_added(t, added, err, errlen)) return -1;
+    return 0;
+}
 
-    /* ids: the vocabulary's and the added tokens' */
-    int max_id = -1, n_vocab = 0;
+/* Size the per-id tables: ids run to the largest of the vocabulary's and the added
+ * tokens'. *n_vocab: the vocabulary's entries. */
+static int alloc_ids(tok *t, const cJSON *vocab, int *n_vocab, char *err, size_t errlen) {
+    int max_id = -1;
+    *n_vocab = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, vocab) {
         int id;
@@ -549,11 +551,11 @@ static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
                              "%d)",
                              e->string, TOK_MAX_IDS);
         if (id > max_id) max_id = id;
-        n_vocab++;
+        (*n_vocab)++;
     }
     for (int i = 0; i < t->n_added; i++)
         if (t->added[i].id > max_id) max_id = t->added[i].id;
-    if (n_vocab == 0) return seed_errf(err, errlen, "tokenizer.json: model.vocab is empty");
+    if (*n_vocab == 0) return seed_errf(err, errlen, "tokenizer.json: model.vocab is empty");
     t->n_ids = max_id + 1;
     size_t n = (size_t)t->n_ids;
     t->str_off = malloc(n * sizeof(uint32_t));
@@ -562,10 +564,16 @@ static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
     t->dec_len = calloc(n, sizeof(uint32_t));
     t->id_flags = calloc(n, 1);
     if (!t->str_off || !t->str_len || !t->dec_off || !t->dec_len || !t->id_flags ||
-        idmap_init(&t->by_str, (size_t)n_vocab + (size_t)t->n_added))
+        idmap_init(&t->by_str, (size_t)*n_vocab + (size_t)t->n_added))
         return seed_errf(err, errlen, "out of memory for %d ids", t->n_ids);
     for (size_t i = 0; i < n; i++) t->str_off[i] = t->dec_off[i] = TOK_NONE;
+    return 0;
+}
 
+/* Each vocabulary token's text into the pool and the text -> id map; an id given twice
+ * is an error. */
+static int load_vocab(tok *t, const cJSON *vocab, char *err, size_t errlen) {
+    const cJSON *e;
     cJSON_ArrayForEach(e, vocab) {
         int id = (int)e->valuedouble;
         if (t->str_off[id] != TOK_NONE)
@@ -579,12 +587,14 @@ static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
         t->str_len[id] = (uint32_t)len;
         idmap_put(&t->by_str, t->pool, t->str_off, t->str_len, id);
     }
+    return 0;
+}
 
-    byte_alpha alpha;
-    byte_alpha_init(&alpha);
+/* The id of each of the 256 bytes' tokens: a byte-level vocabulary has them all. */
+static int map_bytes(tok *t, const byte_alpha *alpha, char *err, size_t errlen) {
     for (int b = 0; b < 256; b++) {
         char ch[4];
-        utf8proc_ssize_t l = utf8proc_encode_char(alpha.cp_of[b], (utf8proc_uint8_t *)ch);
+        utf8proc_ssize_t l = utf8proc_encode_char(alpha->cp_of[b], (utf8proc_uint8_t *)ch);
         t->byte_id[b] = tok_idmap_find(&t->by_str, t->pool, t->str_off, t->str_len, ch, (size_t)l);
         if (t->byte_id[b] < 0)
             return seed_errf(err, errlen,
@@ -592,9 +602,12 @@ static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
                              "not a complete byte-level vocabulary",
                              b, (int)l, ch);
     }
-    if (load_merges(t, merges, err, errlen)) return -1;
+    return 0;
+}
 
-    /* added tokens override the vocabulary's text for their id and their text's id */
+/* Added tokens override the vocabulary's text for their id and their text's id; then
+ * the sets the encoder splits added tokens out with. */
+static int apply_added(tok *t, char *err, size_t errlen) {
     for (int i = 0; i < t->n_added; i++) {
         const tok_added *a = &t->added[i];
         t->str_off[a->id] = a->off;
@@ -605,43 +618,54 @@ static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
     if (build_added_set(t, &t->raw_set, 0, 1) || build_added_set(t, &t->norm_set, 1, 1) ||
         build_added_set(t, &t->raw_set_ns, 0, 0) || build_added_set(t, &t->norm_set_ns, 1, 0))
         return seed_errf(err, errlen, "out of memory");
+    return 0;
+}
 
-    /* decoded bytes of every id */
-    char *tmp = NULL;
-    size_t tmp_cap = 0;
-    for (size_t id = 0; id < n; id++) {
+/* The decoded bytes of every id into the pool: an added token decodes to its content,
+ * a vocabulary token through the byte-level alphabet. */
+static int decode_ids(tok *t, const byte_alpha *alpha, char *err, size_t errlen) {
+    seed_sbuf text = {0}; /* the pool may move in pool_add: the text is copied out first */
+    char *dec = NULL;
+    int rc = 0;
+    for (size_t id = 0; id < (size_t)t->n_ids && !rc; id++) {
         if (t->str_off[id] == TOK_NONE) continue;
         size_t len = t->str_len[id], dn;
-        if (grow((void **)&tmp, &tmp_cap, len + 1, 1)) {
-            free(tmp);
-            return seed_errf(err, errlen, "out of memory");
+        seed_sbuf_clear(&text);
+        if (seed_sbuf_append(&text, t->pool + t->str_off[id], len) || !(dec = malloc(len + 1))) {
+            rc = -1;
+            break;
         }
-        /* pool may move in pool_add: copy the text out first */
-        memcpy(tmp, t->pool + t->str_off[id], len);
-        char *dec = malloc(len + 1);
-        if (!dec) {
-            free(tmp);
-            return seed_errf(err, errlen, "out of memory");
-        }
-        if (t->id_flags[id] & TOK_ID_ADDED) { /* an added token decodes to its content */
-            memcpy(dec, tmp, len);
+        if (t->id_flags[id] & TOK_ID_ADDED) {
+            memcpy(dec, text.p, len);
             dn = len;
         } else {
-            byte_level_decode(&alpha, tmp, len, dec, &dn);
+            byte_level_decode(alpha, text.p, len, dec, &dn);
         }
-        int rc = pool_add(t, dec, dn, &t->dec_off[id]);
+        rc = pool_add(t, dec, dn, &t->dec_off[id]);
         free(dec);
-        if (rc) {
-            free(tmp);
-            return seed_errf(err, errlen, "out of memory");
-        }
+        dec = NULL;
         t->dec_len[id] = (uint32_t)dn;
     }
-    free(tmp);
+    seed_sbuf_free(&text);
+    return rc ? seed_errf(err, errlen, "out of memory") : 0;
+}
 
-    if (t->ignore_merges) {
+static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
+    const cJSON *model, *vocab, *merges;
+    int n_vocab;
+    if (check_root(root, &model, &vocab, &merges, err, errlen) ||
+        load_pipeline(t, root, model, err, errlen) || alloc_ids(t, vocab, &n_vocab, err, errlen) ||
+        load_vocab(t, vocab, err, errlen))
+        return -1;
+    byte_alpha alpha;
+    byte_alpha_init(&alpha);
+    if (map_bytes(t, &alpha, err, errlen) || load_merges(t, merges, err, errlen) ||
+        apply_added(t, err, errlen) || decode_ids(t, &alpha, err, errlen))
+        return -1;
+    if (t->ignore_merges) { /* whole-word lookups by decoded bytes */
         if (idmap_init(&t->by_bytes, (size_t)n_vocab))
             return seed_errf(err, errlen, "out of memory");
+        const cJSON *e;
         cJSON_ArrayForEach(e, vocab) {
             idmap_put(&t->by_bytes, t->pool, t->dec_off, t->dec_len, (int)e->valuedouble);
         }
@@ -957,16 +981,16 @@ static int check_id(const tok *t, int id, char *err, size_t errlen) {
     return 0;
 }
 
-int tok_decode(const tok *t, const int *ids, size_t n, int flags, tok_bytes *out, char *err,
+int tok_decode(const tok *t, const int *ids, size_t n, int flags, seed_sbuf *out, char *err,
                size_t errlen) {
     for (size_t i = 0; i < n; i++) {
         int id = ids[i];
         if (check_id(t, id, err, errlen)) return -1;
         if ((flags & TOK_DECODE_SKIP_SPECIAL) && (t->id_flags[id] & TOK_ID_SPECIAL)) continue;
-        if (tok_bytes_append(out, t->pool + t->dec_off[id], t->dec_len[id]))
+        if (seed_sbuf_append(out, t->pool + t->dec_off[id], t->dec_len[id]))
             return seed_errf(err, errlen, "out of memory");
     }
-    if (!out->p && tok_bytes_append(out, "", 0)) return seed_errf(err, errlen, "out of memory");
+    if (!out->p && seed_sbuf_append(out, "", 0)) return seed_errf(err, errlen, "out of memory");
     return 0;
 }
 
@@ -995,7 +1019,7 @@ static int incomplete_tail(const unsigned char *b, size_t n) {
     return 0;
 }
 
-int tok_stream_push(const tok *t, tok_stream *s, int id, tok_bytes *out, char *err, size_t errlen) {
+int tok_stream_push(const tok *t, tok_stream *s, int id, seed_sbuf *out, char *err, size_t errlen) {
     if (check_id(t, id, err, errlen)) return -1;
     if ((s->flags & TOK_DECODE_SKIP_SPECIAL) && (t->id_flags[id] & TOK_ID_SPECIAL)) return 0;
     const unsigned char *p = (const unsigned char *)t->pool + t->dec_off[id];
@@ -1009,15 +1033,15 @@ int tok_stream_push(const tok *t, tok_stream *s, int id, tok_bytes *out, char *e
     int keep = incomplete_tail(last, nl);
     size_t total = (size_t)s->nheld + n, emit = total - (size_t)keep;
     size_t emit_held = emit < (size_t)s->nheld ? emit : (size_t)s->nheld;
-    if (tok_bytes_append(out, s->held, emit_held) || tok_bytes_append(out, p, emit - emit_held))
+    if (seed_sbuf_append(out, s->held, emit_held) || seed_sbuf_append(out, p, emit - emit_held))
         return seed_errf(err, errlen, "out of memory");
     memcpy(s->held, last + nl - (size_t)keep, (size_t)keep);
     s->nheld = keep;
     return 0;
 }
 
-int tok_stream_flush(tok_stream *s, tok_bytes *out, char *err, size_t errlen) {
-    if (tok_bytes_append(out, s->held, (size_t)s->nheld))
+int tok_stream_flush(tok_stream *s, seed_sbuf *out, char *err, size_t errlen) {
+    if (seed_sbuf_append(out, s->held, (size_t)s->nheld))
         return seed_errf(err, errlen, "out of memory");
     s->nheld = 0;
     return 0;

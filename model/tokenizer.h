@@ -27,23 +27,20 @@
 
 #include <stddef.h>
 
+#include "common/sbuf.h"
+
 typedef struct tok tok;       /* a loaded tokenizer, read-only after tok_load */
 typedef struct tok_ws tok_ws; /* one caller's encode workspace */
 
 /* Growable outputs owned by the caller. Zero-initialise, reuse across calls, free with
- * tok_ids_free / tok_bytes_free. Encode and decode APPEND (set n = 0 to start over). */
+ * tok_ids_free / seed_sbuf_free. Encode and decode APPEND (set n = 0 to start over).
+ * Text comes out in a seed_sbuf (common/sbuf.h), seed's one string builder. */
 typedef struct tok_ids {
     int *v;
     size_t n, cap;
 } tok_ids;
-typedef struct tok_bytes {
-    char *p; /* NUL-terminated after every append (p[n] == 0), not counted in n */
-    size_t n, cap;
-} tok_bytes;
 void tok_ids_free(tok_ids *ids);
-void tok_bytes_free(tok_bytes *b);
-int tok_ids_push(tok_ids *ids, int id);                      /* 0, or -1 when out of memory */
-int tok_bytes_append(tok_bytes *b, const void *p, size_t n); /* 0, or -1 when out of memory */
+int tok_ids_push(tok_ids *ids, int id); /* 0, or -1 when out of memory */
 
 int tok_load(tok **out, const char *tokenizer_json_path, char *err, size_t errlen);
 /* Same from the JSON text itself (len bytes, need not be NUL-terminated). */
@@ -79,7 +76,7 @@ int tok_encode(const tok *t, tok_ws *ws, const char *text, size_t len, int flags
 
 enum { TOK_DECODE_SKIP_SPECIAL = 1 };
 /* Append the bytes of ids to out. An id without a token is an error naming it. */
-int tok_decode(const tok *t, const int *ids, size_t n, int flags, tok_bytes *out, char *err,
+int tok_decode(const tok *t, const int *ids, size_t n, int flags, seed_sbuf *out, char *err,
                size_t errlen);
 
 /* Streaming decode for printing tokens as they are generated: push ids one at a time;
@@ -93,8 +90,8 @@ typedef struct tok_stream {
     int flags; /* TOK_DECODE_* */
 } tok_stream;
 void tok_stream_init(tok_stream *s, int flags);
-int tok_stream_push(const tok *t, tok_stream *s, int id, tok_bytes *out, char *err, size_t errlen);
-int tok_stream_flush(tok_stream *s, tok_bytes *out, char *err, size_t errlen);
+int tok_stream_push(const tok *t, tok_stream *s, int id, seed_sbuf *out, char *err, size_t errlen);
+int tok_stream_flush(tok_stream *s, seed_sbuf *out, char *err, size_t errlen);
 
 /* ---- ChatML (the Qwen2.5 chat template, without tools) ---- */
 #define TOK_QWEN25_SYSTEM "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
@@ -110,6 +107,6 @@ typedef struct tok_chat_msg {
  * "<|im_start|>assistant\n" when add_generation_prompt. An unknown role or a NULL field
  * is an error (the template would drop the message silently). */
 int tok_chat_render(const tok_chat_msg *msgs, size_t n, const char *default_system,
-                    int add_generation_prompt, tok_bytes *out, char *err, size_t errlen);
+                    int add_generation_prompt, seed_sbuf *out, char *err, size_t errlen);
 
 #endif

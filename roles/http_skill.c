@@ -26,7 +26,7 @@ typedef struct req {
     http_skill *h;
     CURL *easy;
     char *body;
-    tok_bytes in;
+    seed_sbuf in;
     int over, running, done;
     double next_at; /* monotonic time of the next attempt */
     char cerr[CURL_ERROR_SIZE];
@@ -110,7 +110,7 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg) {
         q->over = 1;
         return 0; /* ends the transfer with CURLE_WRITE_ERROR */
     }
-    return tok_bytes_append(&q->in, p, n) ? 0 : n;
+    return seed_sbuf_append(&q->in, p, n) ? 0 : n;
 }
 
 /* The request body: {model, messages: [system, user], max_tokens, temperature: 0}. */
@@ -210,7 +210,7 @@ static int judge(req *q, CURLcode cc, char *why, size_t wl, int *retry) {
             cJSON *fr = cJSON_GetObjectItemCaseSensitive(c0, "finish_reason");
             snprintf(why, wl, "answered an empty message content (finish_reason %s)",
                      cJSON_IsString(fr) ? fr->valuestring : "none");
-        } else if (tok_bytes_append(&q->r->content, s, n)) {
+        } else if (seed_sbuf_append(&q->r->content, s, n)) {
             snprintf(why, wl, "out of memory keeping the answer");
         } else {
             rc = 0;
@@ -338,7 +338,7 @@ int http_skill_chat(http_skill *h, int n, const char *const *user, http_skill_re
     for (int i = 0; i < n && qs; i++) {
         if (qs[i].easy) curl_easy_cleanup(qs[i].easy);
         cJSON_free(qs[i].body);
-        tok_bytes_free(&qs[i].in);
+        seed_sbuf_free(&qs[i].in);
     }
     free(qs);
     for (int i = 0; i < n; i++) failed += res[i].status != 0;
@@ -347,7 +347,7 @@ int http_skill_chat(http_skill *h, int n, const char *const *user, http_skill_re
 
 int http_skill_ask(http_skill *h, int n, const skill_traj *t, int max_obs_chars,
                    http_skill_result *res) {
-    tok_bytes *text = calloc((size_t)n + 1, sizeof *text);
+    seed_sbuf *text = calloc((size_t)n + 1, sizeof *text);
     const char **user = calloc((size_t)n + 1, sizeof *user);
     int failed = 0;
     if (!text || !user) {
@@ -363,7 +363,7 @@ int http_skill_ask(http_skill *h, int n, const skill_traj *t, int max_obs_chars,
                 user[i] = text[i].p;
         failed = http_skill_chat(h, n, user, res);
     }
-    for (int i = 0; text && i < n; i++) tok_bytes_free(&text[i]);
+    for (int i = 0; text && i < n; i++) seed_sbuf_free(&text[i]);
     free(text);
     free(user);
     return failed;

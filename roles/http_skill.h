@@ -38,7 +38,7 @@ typedef struct http_skill_result {
     int status;
     int attempts;     /* requests sent */
     long http_status; /* of the last attempt; 0 when none came back */
-    tok_bytes content;
+    seed_sbuf content;
     char err[SEED_ERRLEN];
 } http_skill_result;
 
@@ -54,7 +54,7 @@ void http_skill_set_cancel(http_skill *h, int (*cancel)(void *), void *arg);
 const char *http_skill_url(const http_skill *h);
 
 /* Send n user messages concurrently; res[i] gets request i's outcome (zero-initialise
- * res; free each content with tok_bytes_free). Returns how many failed. */
+ * res; free each content with seed_sbuf_free). Returns how many failed. */
 int http_skill_chat(http_skill *h, int n, const char *const *user, http_skill_result *res);
 
 /* The skill for each of n trajectories: renders each as skill_request (long

@@ -24,8 +24,8 @@ int render_init(render_ctx *r, const tok *tk, int history, char *err, size_t err
 
 void render_free(render_ctx *r) {
     env_prompt_free(&r->p);
-    tok_bytes_free(&r->chat);
-    tok_bytes_free(&r->text);
+    seed_sbuf_free(&r->chat);
+    seed_sbuf_free(&r->text);
     tok_ids_free(&r->seg);
     tok_ids_free(&r->ep_ids);
     tok_ids_free(&r->step_ids);
@@ -33,15 +33,15 @@ void render_free(render_ctx *r) {
     memset(r, 0, sizeof *r);
 }
 
-static int append_block(tok_bytes *b, int kind, const char *skill) {
+static int append_block(seed_sbuf *b, int kind, const char *skill) {
     if (!skill || !skill[0]) return 0;
     char small[1024];
     size_t need = env_prompt_skill_block(kind, skill, small, sizeof small);
-    if (need < sizeof small) return tok_bytes_append(b, small, need);
+    if (need < sizeof small) return seed_sbuf_append(b, small, need);
     char *big = malloc(need + 1);
     if (!big) return -1;
     env_prompt_skill_block(kind, skill, big, need + 1);
-    int rc = tok_bytes_append(b, big, need);
+    int rc = seed_sbuf_append(b, big, need);
     free(big);
     return rc;
 }
@@ -59,12 +59,12 @@ int render_prompt(render_ctx *r, const env *e, const env_obs *obs, const env_pro
     if (env_prompt_render(&r->p, e->vt->name, e->vt->instructions, obs, hist, n_steps, r->history,
                           err, errlen))
         return -1;
-    tok_bytes *t = &r->text;
+    seed_sbuf *t = &r->text;
     t->n = 0;
     char sep1 = SLOT_EP, sep2 = SLOT_STEP;
-    if (tok_bytes_append(t, r->p.head, r->p.head_len) || tok_bytes_append(t, &sep1, 1) ||
-        tok_bytes_append(t, r->p.middle, r->p.middle_len) || tok_bytes_append(t, &sep2, 1) ||
-        tok_bytes_append(t, r->p.tail, r->p.tail_len))
+    if (seed_sbuf_append(t, r->p.head, r->p.head_len) || seed_sbuf_append(t, &sep1, 1) ||
+        seed_sbuf_append(t, r->p.middle, r->p.middle_len) || seed_sbuf_append(t, &sep2, 1) ||
+        seed_sbuf_append(t, r->p.tail, r->p.tail_len))
         return seed_errf(err, errlen, "out of memory rendering a prompt");
     tok_chat_msg msg = {"user", t->p};
     r->chat.n = 0;
@@ -113,7 +113,7 @@ int render_prompt(render_ctx *r, const env *e, const env_obs *obs, const env_pro
 
 int render_skill(render_ctx *r, int kind, const char *skill, tok_ids *out, char *err,
                  size_t errlen) {
-    tok_bytes *t = &r->text;
+    seed_sbuf *t = &r->text;
     t->n = 0;
     if (append_block(t, kind, skill)) return seed_errf(err, errlen, "out of memory");
     if (t->n == 0) return 0;
@@ -146,7 +146,7 @@ int render_splice(const int *ids, int n, int slot_ep, int slot_step, const int *
 
 int render_expert_reply(render_ctx *r, const char *env_name, const char *action, tok_ids *out,
                         char *err, size_t errlen) {
-    tok_bytes *t = &r->text;
+    seed_sbuf *t = &r->text;
     t->n = 0;
     char buf[1024];
     int n = snprintf(buf, sizeof buf,

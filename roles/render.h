@@ -27,7 +27,7 @@ typedef struct render_ctx {
     const tok *tk;
     tok_ws *ws;
     env_prompt p;
-    tok_bytes chat, text;
+    seed_sbuf chat, text;
     tok_ids seg, ep_ids, step_ids; /* scratch: the segments and the two skill blocks */
     int history;
     const char *system; /* NULL: the Qwen2.5 default system prompt */

@@ -27,7 +27,7 @@ struct rollout {
     float *logits, *scratch;
     int *chunk_slot, *chunk_len;
     const int **chunk_tok;
-    tok_bytes text;
+    seed_sbuf text;
     char action[1024];
     int lib_miss_warned;
     rollout_counters c;
@@ -126,7 +126,7 @@ void rollout_free(rollout *r) {
     free(r->chunk_slot);
     free(r->chunk_len);
     free(r->chunk_tok);
-    tok_bytes_free(&r->text);
+    seed_sbuf_free(&r->text);
     if (!r->cfg.expert) render_free(&r->rr);
     free(r);
 }
@@ -453,6 +453,18 @@ static void eval_count(rollout_eval_result *res, const char *env_name, const rol
     f->ret += ep->ret;
 }
 
+void rollout_group_salt(rollout *r, int g, uint64_t salt) {
+    for (int i = 0; i < r->cfg.G; i++) {
+        rollout_ep *ep = &r->eps[g * r->cfg.G + i];
+        ep->sample_seed = seed_hash_mix(ep->sample_seed, salt);
+        seed_rng_init(&ep->rng, ep->sample_seed);
+    }
+}
+
+uint64_t rollout_task_seed(uint64_t set_seed, uint64_t k) {
+    return seed_hash_mix(set_seed, k) >> 1;
+}
+
 int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
     if (cfg->n < 1 || cfg->batch < 1)
@@ -483,7 +495,7 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
     for (;;) {
         for (int g = 0; g < cfg->batch && next < cfg->n; g++) {
             if (r->groups[g].active) continue;
-            uint64_t task = seed_hash_mix(cfg->seed, (uint64_t)next) >> 1;
+            uint64_t task = rollout_task_seed(cfg->seed, (uint64_t)next);
             if ((rc2 = rollout_start_group(r, g, cfg->env_idx, task, cfg->split, err, errlen)))
                 break;
             next++;

@@ -149,6 +149,15 @@ typedef struct rollout_eval_cfg {
 
 int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *err, size_t errlen);
 
+/* Gives the episodes of group g (just started, nothing sampled yet) sampling streams of
+ * their own: seed_hash_mix(their seed, salt). A fixed task pool plays one task many times,
+ * and without a salt every group of that task would replay the same streams. */
+void rollout_group_salt(rollout *r, int g, uint64_t salt);
+
+/* The k-th task seed of the task set named by set_seed: what rollout_eval plays, and what
+ * an actor trains on when its env has a fixed pool (envs.N.tasks, set_seed = job.seed). */
+uint64_t rollout_task_seed(uint64_t set_seed, uint64_t k);
+
 /* An evaluation's result as a JSON object (NULL when out of memory; the caller
  * cJSON_Delete()s it): env, split, episodes, seed, temperature, success, return (mean
  * over the episodes that ran to their end), errors, families[{env, family, episodes,

@@ -10,23 +10,23 @@
 
 #include "common/util.h"
 
-static int app(tok_bytes *b, const char *s) {
-    return tok_bytes_append(b, s, strlen(s));
+static int app(seed_sbuf *b, const char *s) {
+    return seed_sbuf_append(b, s, strlen(s));
 }
 
-static int app_cut(tok_bytes *b, const char *s, int max_chars) {
+static int app_cut(seed_sbuf *b, const char *s, int max_chars) {
     size_t n = strlen(s);
     if (max_chars > 0 && n > (size_t)max_chars) {
         const char *p = s + n - (size_t)max_chars;
         while (*p && ((unsigned char)*p & 0xC0) == 0x80) p++; /* start on a character */
         return app(b, "...") || app(b, p);
     }
-    return tok_bytes_append(b, s, n);
+    return seed_sbuf_append(b, s, n);
 }
 
-int skill_request(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *err,
+int skill_request(const skill_traj *t, int max_obs_chars, seed_sbuf *out, char *err,
                   size_t errlen) {
-    tok_bytes *u = out;
+    seed_sbuf *u = out;
     char line[256];
     int bad = app(u, "You are reviewing a finished episode of an agent in the ") ||
               app(u, t->env) || app(u, " environment.\nTask: ") || app(u, t->task ? t->task : "") ||
@@ -55,20 +55,20 @@ int skill_request(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *
     return 0;
 }
 
-int skill_request_chat(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *err,
+int skill_request_chat(const skill_traj *t, int max_obs_chars, seed_sbuf *out, char *err,
                        size_t errlen) {
-    tok_bytes u = {0};
+    seed_sbuf u = {0};
     if (skill_request(t, max_obs_chars, &u, err, errlen)) {
-        tok_bytes_free(&u);
+        seed_sbuf_free(&u);
         return -1;
     }
     tok_chat_msg msg = {"user", u.p};
     int rc = tok_chat_render(&msg, 1, NULL, 1, out, err, errlen);
-    tok_bytes_free(&u);
+    seed_sbuf_free(&u);
     return rc;
 }
 
-int skill_answer(const char *skill, tok_bytes *out) {
+int skill_answer(const char *skill, seed_sbuf *out) {
     return app(out, "<skill>") || app(out, skill) || app(out, "</skill>");
 }
 

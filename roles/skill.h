@@ -32,14 +32,14 @@ typedef struct skill_traj {
 /* The analysis request as plain text (the user message), appended to out. Long
  * observations are cut to max_obs_chars, keeping their end. An external chat endpoint
  * gets this text as it is (the server applies its own chat template). */
-int skill_request(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *err, size_t errlen);
+int skill_request(const skill_traj *t, int max_obs_chars, seed_sbuf *out, char *err, size_t errlen);
 /* The same request as chat text for the policy (ChatML, with the generation prompt),
  * appended to out. */
-int skill_request_chat(const skill_traj *t, int max_obs_chars, tok_bytes *out, char *err,
+int skill_request_chat(const skill_traj *t, int max_obs_chars, seed_sbuf *out, char *err,
                        size_t errlen);
 
 /* The answer stage 1 teaches for a skill: "<skill>TEXT</skill>". */
-int skill_answer(const char *skill, tok_bytes *out);
+int skill_answer(const char *skill, seed_sbuf *out);
 
 /* A parsed skill. episode and the step lines point into buf. At most SKILL_LIB_MAX_STEPS
  * step lines: the same limit analyzer.max_step_skills accepts and a library entry has. */

@@ -1,10 +1,12 @@
 /* The primitives of common/ that several modules share: mkdir -p, the atomic durable
  * write (checkpoints, safetensors, status files), fp32 -> bf16 and its NaN rule, the
- * staleness predicate and the job -> socket options builder. One part per argument:
- *   common_test mkdir|atomic|bf16|stale|sockopts WORKDIR */
+ * staleness predicate, the job -> socket options builder and the string builder. One part
+ * per argument:
+ *   common_test mkdir|atomic|bf16|stale|sockopts|sbuf WORKDIR */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "common/bf16.h"
 #include "roles/daemon.h"
 #include "common/job.h"
+#include "common/sbuf.h"
 #include "common/util.h"
 #include "tests/check.h"
 
@@ -209,9 +212,59 @@ static void test_sockopts(void) {
           "bad server key gave '%s'", err);
 }
 
+/* The string builder: growable appends of any size (bytes with NULs, printf text longer
+ * than any first guess), a fixed buffer cutting at its end with a sticky overflow, and
+ * clear/reuse. */
+static void test_sbuf(void) {
+    seed_sbuf b = {0};
+    CHECK(b.p == NULL && b.n == 0, "a zeroed builder is empty");
+    CHECK(seed_sbuf_append(&b, "", 0) == 0 && b.p && b.p[0] == 0, "an empty append gives \"\"");
+    CHECK(seed_sbuf_append(&b, "a\0b", 3) == 0 && b.n == 3 && memcmp(b.p, "a\0b", 4) == 0,
+          "bytes with a NUL are kept, and the text stays terminated");
+    seed_sbuf_clear(&b);
+    char big[5000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    /* longer than the builder's first allocation and than a vsnprintf first try */
+    CHECK(seed_sbuf_appendf(&b, "%d:%s:%s", 42, big, "end") == 0, "appendf grows");
+    CHECK(b.n == 3 + 4999 + 4 && strncmp(b.p, "42:x", 4) == 0 && !strcmp(b.p + b.n - 4, ":end"),
+          "appendf text is whole (n=%zu)", b.n);
+    for (int i = 0; i < 1000; i++) CHECK(seed_sbuf_puts(&b, "0123456789") == 0);
+    CHECK(b.n == 5006 + 10000 && b.p[b.n] == 0 && !seed_sbuf_failed(&b), "puts grows (n=%zu)", b.n);
+    CHECK(seed_sbuf_reserve(&b, 1 << 20) == 0 && b.cap >= b.n + (1 << 20) + 1, "reserve");
+    CHECK(seed_sbuf_reserve(&b, SIZE_MAX - 2) < 0 && b.oom && seed_sbuf_failed(&b),
+          "a size past size_t is an error");
+    size_t n = b.n;
+    CHECK(seed_sbuf_puts(&b, "more") == 0 && b.n == n + 4 && seed_sbuf_failed(&b),
+          "a later append succeeds, the failure stays flagged");
+    seed_sbuf_clear(&b);
+    CHECK(b.n == 0 && !seed_sbuf_failed(&b) && seed_sbuf_puts(&b, "ok") == 0 && !strcmp(b.p, "ok"),
+          "clear resets the flags and the text");
+    seed_sbuf_free(&b);
+    CHECK(b.p == NULL && b.cap == 0, "free");
+
+    char mem[8];
+    seed_sbuf f;
+    seed_sbuf_init_fixed(&f, mem, sizeof mem);
+    CHECK(mem[0] == 0 && seed_sbuf_puts(&f, "abc") == 0 && seed_sbuf_appendf(&f, "%d", 12) == 0,
+          "fixed appends that fit");
+    CHECK(!strcmp(mem, "abc12") && f.n == 5, "fixed text '%s'", mem);
+    CHECK(seed_sbuf_reserve(&f, 3) < 0 && !f.overflow, "reserve past a fixed buffer: -1, no flag");
+    CHECK(seed_sbuf_appendf(&f, "%s", "defg") < 0 && f.overflow, "overflow is reported");
+    CHECK(!strcmp(mem, "abc12de") && f.n == 7, "cut at the end: '%s'", mem);
+    CHECK(seed_sbuf_puts(&f, "x") < 0 && !strcmp(mem, "abc12de") && seed_sbuf_failed(&f),
+          "a full buffer takes nothing more");
+    seed_sbuf_clear(&f);
+    CHECK(seed_sbuf_append(&f, "0123456789", 10) < 0 && !strcmp(mem, "0123456"),
+          "append cuts too: '%s'", mem);
+    seed_sbuf_free(&f);
+    CHECK(f.p == mem && f.n == 0 && mem[0] == 0 && !f.overflow,
+          "free of a fixed builder empties it");
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: common_test mkdir|atomic|bf16|stale|sockopts [WORKDIR]\n");
+        fprintf(stderr, "usage: common_test mkdir|atomic|bf16|stale|sockopts|sbuf [WORKDIR]\n");
         return 2;
     }
     const char *part = argv[1], *work = argc > 2 ? argv[2] : ".";
@@ -230,6 +283,8 @@ int main(int argc, char **argv) {
         test_stale();
     else if (!strcmp(part, "sockopts"))
         test_sockopts();
+    else if (!strcmp(part, "sbuf"))
+        test_sbuf();
     else {
         fprintf(stderr, "common_test: unknown part '%s'\n", part);
         return 2;

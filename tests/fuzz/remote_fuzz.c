@@ -27,7 +27,7 @@ typedef struct fuzz_state {
     tok_ws *ws;
     render_ctx r;
     tok_ids ids, whole;
-    tok_bytes chat;
+    seed_sbuf chat;
     char *text;
     size_t text_cap;
 } fuzz_state;

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int vocab = tok_vocab_size(t);
     for (int flags = 0; flags <= TOK_ENCODE_SPLIT_SPECIAL; flags++) {
         tok_ids ids = {0};
-        tok_bytes whole = {0}, streamed = {0};
+        seed_sbuf whole = {0}, streamed = {0};
         if (tok_encode(t, ws, TEXT, sizeof TEXT - 1, flags, &ids, err, sizeof err) == 0) {
             for (size_t i = 0; i < ids.n; i++)
                 if (ids.v[i] < 0 || ids.v[i] >= vocab)
@@ -52,8 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 fuzz_fail("the streamed decode differs from the whole one", NULL);
         }
         tok_ids_free(&ids);
-        tok_bytes_free(&whole);
-        tok_bytes_free(&streamed);
+        seed_sbuf_free(&whole);
+        seed_sbuf_free(&streamed);
     }
     for (int id = 0; id < vocab && id < 64; id++) {
         size_t n;

@@ -52,14 +52,15 @@ static void check_scored(Seed__ScoredGroup *sg, learner_stats *st) {
     if (sg->group) check_group(sg->group, st);
     learner_samples b;
     learner_samples_init(&b);
-    learner_samples_cfg cfg = {LEARNER_ADV_STD, 1, 0.5f, 0.95f};
+    learner_samples_cfg cfg = {
+        .adv_norm = JOB_ADV_STD, .use_q = 1, .gigpo_coef = 0.5f, .gigpo_gamma = 0.95f};
     learner_samples_stats ss;
     memset(&ss, 0, sizeof ss);
     char err[256];
     Seed__ScoredGroup *const groups[1] = {sg};
     if (sg->group) {
         learner_samples_build(&b, &cfg, groups, 1, &ss, err, sizeof err);
-        cfg.adv_norm = LEARNER_ADV_MEAN;
+        cfg.adv_norm = JOB_ADV_MEAN;
         cfg.use_q = 0;
         cfg.gigpo_coef = 0;
         learner_samples_build(&b, &cfg, groups, 1, &ss, err, sizeof err);

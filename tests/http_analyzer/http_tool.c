@@ -55,10 +55,10 @@ int main(int argc, char **argv) {
 
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "url", http_skill_url(h));
-    tok_bytes user = {0};
+    seed_sbuf user = {0};
     if (skill_request(&t[0], 400, &user, err, sizeof err) == 0)
         cJSON_AddStringToObject(j, "user", user.p);
-    tok_bytes_free(&user);
+    seed_sbuf_free(&user);
     cJSON_AddStringToObject(j, "system", ANALYZER_HTTP_SYSTEM);
     cJSON *arr = cJSON_AddArrayToObject(j, "results");
     for (int i = 0; i < n; i++) {
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
             cJSON_AddItemToArray(st, cJSON_CreateString(line));
         }
         cJSON_AddItemToArray(arr, x);
-        tok_bytes_free(&res[i].content);
+        seed_sbuf_free(&res[i].content);
     }
     char *s = cJSON_Print(j);
     printf("%s\n", s);

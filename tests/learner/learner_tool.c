@@ -1,5 +1,5 @@
 /* learner_tool — drives the learner's real sample building (learner/samples.h) and
- * optimizer step (learner/train.h) for tests/learner/test_train.py.
+ * optimizer step (learner/step.h) for tests/learner/test_train.py.
  *
  * Scored groups come in as a packed Envelope (written by Python's protobuf runtime) and
  * go through wire_decode, like the learner's scored-in socket. Results are JSON. Options
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "learner/samples.h"
-#include "learner/train.h"
+#include "learner/step.h"
 #include "model/model.h"
 #include "proto/wire.h"
 
@@ -38,8 +38,12 @@ typedef struct opts {
 } opts;
 
 static opts opts_parse(int argc, char **argv, int first) {
-    opts o = {.sc = {LEARNER_ADV_STD, 1, 0.0f, 0.95f},
-              .lc = {1.0f, 2.0f, 0.2f, 3.0f, 0.0f, 0.0f, LEARNER_OPD_NONE, 0.0f},
+    opts o = {.sc = {.adv_norm = JOB_ADV_STD, .use_q = 1, .gigpo_gamma = 0.95f},
+              .lc = {.w_opd = 1.0f,
+                     .c_opd = 2.0f,
+                     .clip_eps = 0.2f,
+                     .dual_clip = 3.0f,
+                     .opd_mode = JOB_OPD_NONE},
               .micro = 512,
               .steps = 1,
               .lr = 1e-3f,
@@ -54,7 +58,7 @@ static opts opts_parse(int argc, char **argv, int first) {
         }
         if (sscanf(argv[i], "%31[^=]=%lf", key, &v) != 2) die("option", argv[i]);
         if (!strcmp(key, "adv_norm"))
-            o.sc.adv_norm = (learner_adv_norm)(int)v;
+            o.sc.adv_norm = (job_adv_norm)(int)v;
         else if (!strcmp(key, "use_q"))
             o.sc.use_q = (int)v;
         else if (!strcmp(key, "gigpo"))
@@ -74,7 +78,7 @@ static opts opts_parse(int argc, char **argv, int first) {
         else if (!strcmp(key, "ent"))
             o.lc.entropy_coef = (float)v;
         else if (!strcmp(key, "opd_mode"))
-            o.lc.opd_mode = (learner_opd_mode)(int)v;
+            o.lc.opd_mode = (job_opd_loss)(int)v;
         else if (!strcmp(key, "opd_coef"))
             o.lc.opd_loss_coef = (float)v;
         else if (!strcmp(key, "micro"))
@@ -253,8 +257,9 @@ static int cmd_step(int argc, char **argv) {
     float *before = malloc(sizeof(float) * np);
     if (!before) die("alloc", "params");
     memcpy(before, model_params(pol), sizeof(float) * np);
-    model_adamw opt = {o.lr, 0.9f, 0.999f, 1e-8f, 0.0f, o.max_grad_norm};
-    learner_step *t;
+    model_adamw opt = {
+        .lr = o.lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .max_grad_norm = o.max_grad_norm};
+    learner_stepper *t;
     if (learner_step_create(&t, pol, ref, &o.lc, &opt, o.micro, err, sizeof err))
         die("trainer", err);
     cJSON *steps = cJSON_AddArrayToObject(j, "steps");
@@ -286,8 +291,9 @@ static int cmd_moments(int argc, char **argv) {
     char err[SEED_ERRLEN];
     model *pol = make_model(argv[2], 64, 1, 3);
     learner_loss_cfg lc = {0};
-    model_adamw opt = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1.0f};
-    learner_step *t;
+    model_adamw opt = {
+        .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .max_grad_norm = 1.0f};
+    learner_stepper *t;
     if (learner_step_create(&t, pol, NULL, &lc, &opt, 64, err, sizeof err)) die("trainer", err);
     int32_t toks[24];
     for (int i = 0; i < 24; i++) toks[i] = (i * 37 + 5) % model_get_config(pol)->vocab_size;

@@ -61,7 +61,14 @@ int main(int argc, char **argv) {
     rd(aret, 4, (size_t)an, f);
     rd(aid, 4, (size_t)an, f);
     fclose(f);
-    learner_loss_cfg cfg = {c[0], c[1], c[2], c[3], c[4], c[5], (learner_opd_mode)(int)c[6], c[7]};
+    learner_loss_cfg cfg = {.w_opd = c[0],
+                            .c_opd = c[1],
+                            .clip_eps = c[2],
+                            .dual_clip = c[3],
+                            .kl_beta = c[4],
+                            .entropy_coef = c[5],
+                            .opd_mode = (job_opd_loss)(int)c[6],
+                            .opd_loss_coef = c[7]};
     learner_loss_in in = {n,
                           a[0],
                           a[1],
@@ -73,8 +80,8 @@ int main(int argc, char **argv) {
     float *dl = xmalloc(sizeof(float) * (size_t)n), *de = xmalloc(sizeof(float) * (size_t)n);
     learner_loss_out out = {0};
     learner_loss_tokens(&cfg, &in, denom, dl, de, &out);
-    learner_group_advantages(ret, gn, (learner_adv_norm)hdr[2], gadv);
-    learner_anchor_advantages(aret, aid, an, (learner_adv_norm)hdr[2], aadv, scratch);
+    learner_group_advantages(ret, gn, (job_adv_norm)hdr[2], gadv);
+    learner_anchor_advantages(aret, aid, an, (job_adv_norm)hdr[2], aadv, scratch);
     FILE *o = fopen(argv[2], "wb");
     if (!o) return 2;
     double terms[12] = {out.loss,     out.pg,     out.opd,      out.kl,

@@ -1,6 +1,6 @@
 """The learner's training signal through its real code: scored groups written with
 Google's protobuf runtime, decoded by seed's wire layer, turned into samples by
-learner/samples.c and trained by learner/train.c on a tiny random model (learner_tool).
+learner/samples.c and trained by learner/step.c on a tiny random model (learner_tool).
 
 Checks (each fails on the code before issue 7):
   - off-policy ratio: a group sampled at version v and scored at v+1 (s != the sampling
@@ -18,7 +18,7 @@ Checks (each fails on the code before issue 7):
   - the reference model holds no gradient or optimizer buffers and scores log pi_ref;
   - a non-finite loss skips the step without touching the weights; the third in a row
     is an error;
-  - learner_trainer_reset_moments zeroes AdamW's moments and step count;
+  - learner_step_reset_moments zeroes AdamW's moments and step count;
   - the job check refuses micro_batch_tokens < max_prompt_tokens + max_new_tokens.
 Usage: test_train.py LEARNER_TOOL PROJECT_ROOT [JOB_TOOL]
 """

@@ -5,7 +5,8 @@ F32: every tensor transformers loads is bit-identical to the original, and the
 config round-trips (same Qwen2Config fields that matter). BF16: every tensor equals
 the original rounded to bfloat16 (round to nearest even, as torch's .to(bfloat16)),
 and seed loading its own BF16 file gives the logits transformers gives on the
-bf16-rounded weights (tolerance 1e-4 x logit scale, as test_forward.py)."""
+bf16-rounded weights (tolerance 1e-4 x logit scale, as test_forward.py). model_save
+makes its directory with its missing parents (saved/NAME/DTYPE below a fresh dir)."""
 import json
 import os
 import sys
@@ -28,7 +29,7 @@ with hfref.tmpdir() as d:
         orig = hfref.make_model(src, name, seed=41)
         V = orig.config.vocab_size
         for dt in ("f32", "bf16"):
-            dst = os.path.join(d, f"{name}-{dt}")
+            dst = os.path.join(d, "saved", name, dt)
             hfref.run(TOOL, "save", src, dst, dt)
             back = hfref.load_model(dst)
             a, b = orig.config, back.config

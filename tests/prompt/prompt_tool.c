@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     static const char *const envs[] = {"sokoban", "ezpoints", "household", "webshop", "searchqa"};
     static const uint64_t seeds[] = {1, 7, 123, 4242};
     tok_ids plain = {0}, acting = {0}, whole = {0}, epb = {0}, stb = {0};
-    tok_bytes chat = {0};
+    seed_sbuf chat = {0};
     int *spliced = NULL;
     size_t spliced_cap = 0;
     env_prompt jp;
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
     tok_ids_free(&whole);
     tok_ids_free(&epb);
     tok_ids_free(&stb);
-    tok_bytes_free(&chat);
+    seed_sbuf_free(&chat);
     tok_ws_free(ws);
     render_free(&rr);
     tok_free(tk);

@@ -41,11 +41,13 @@ At the end (chaos stopped, links restored, every role running) it checks:
      where lost_received is what the hub had dealt to analyzers and never got back (status
      counts.episodes_lost_received; a scored group no ledger holds any more is dropped as
      rejected.not_dealt, not trained twice), read from `seedctl status --json` and again from the
-     final checkpoint's persisted counters and queued groups after a resume. Against what
-     actors sent across their link (the groups_in relay counts whole EpisodeGroups): nothing
-     is received that was not sent, and without the faults that can take a message in
-     transit the two are equal; with them the gap is reported, not counted by the learner
-     (check_sent says which faults);
+     final checkpoint's persisted counters and queued groups after a resume. And exactly,
+     against what actors sent (each incarnation numbers its groups; its links show the
+     highest seq and heartbeat groups_sent that went out, check_sent):
+        sent == G * groups_received + refused + lost in transit + G * acks_pending
+     so every episode sent is trained, stale, lost with a reason (after receipt, or in
+     transit: a cut link, a learner killed holding it or after its last checkpoint),
+     refused, or queued; no gap is tolerated;
   3. no process grew without bound: RSS of every role sampled from /proc each second; per
      role the largest of its last 15% of samples is at most 1.5x + 64 MiB the median of its
      samples in the 20 s after warm-up;
@@ -176,6 +178,10 @@ class Relay:
         self.inject_q = []
         self.sent_groups = {}  # (actor_id, group_id, task_seed) -> episodes, seen whole
         self.sent_episodes = 0  # episodes of groups written whole to a learner connection
+        # what actors sent, per (actor id, incarnation): the highest EpisodeGroup.seq seen
+        # whole on groups_in and the highest Heartbeat.groups_sent seen whole on telemetry
+        self.seq_max = {}
+        self.hb_max = {}
         self.cut_episodes = 0  # episodes of whole groups the relay held when a cut dropped
         self.cut_partial = 0  # groups cut in the middle of their bytes
         self.lock = threading.Lock()
@@ -289,9 +295,15 @@ class Relay:
             env.ParseFromString(parts[-1])
         except Exception:  # noqa: BLE001 (not ours: anything a peer sends)
             return
+        if env.WhichOneof("body") == "heartbeat" and env.heartbeat.role == pb.ROLE_ACTOR:
+            h = env.heartbeat
+            key = (h.id, h.incarnation)
+            self.hb_max[key] = max(self.hb_max.get(key, 0), h.groups_sent)
         if env.WhichOneof("body") != "episode_group":
             return
         g = env.episode_group
+        key = (g.actor_id, g.incarnation)
+        self.seq_max[key] = max(self.seq_max.get(key, 0), g.seq)
         key = (g.actor_id, g.group_id, g.task_seed, g.created)
         if key in self.sent_groups:
             return
@@ -685,7 +697,7 @@ def main():
     port = free_base_port()
     make_model(os.path.join(tmp, "model"))
     job = write_job(tmp, port)
-    relays = {name: Relay(name, port + i, count=(name == "groups_in"))
+    relays = {name: Relay(name, port + i, count=(name in ("groups_in", "telemetry")))
               for i, name in enumerate(LINKS)}
     stop = threading.Event()
     relay_t = threading.Thread(target=relay_loop, args=(list(relays.values()), stop), daemon=True)
@@ -731,7 +743,7 @@ def main():
             received, terms, diff, final["episodes_lost_by_reason"], final["rejected"],
             {k: v for k, v in final["sockets"].items()}))
         assert diff == 0, ("conservation does not close", received, terms, diff, c, q)
-        gap = check_sent(relays["groups_in"], final, counts)
+        sent, sent_terms = check_sent(relays, final, counts)
         # the learner stops with a final checkpoint; its persisted counters are the status'
         lrn_rc = roles.stop("learner", signal.SIGTERM)
         assert lrn_rc == 0, "the learner exited %s on SIGTERM:\n%s" % (lrn_rc, tail(tmp, "learner"))
@@ -739,7 +751,8 @@ def main():
         name = open(os.path.join(ck, "latest")).read().strip()
         state = json.load(open(os.path.join(ck, name, "trainer_state.json")))
         kept = state["counters"]
-        keys = ("groups_received", "episodes_trained", "episodes_lost", "episodes_lost_received")
+        keys = ("groups_received", "episodes_trained", "episodes_lost", "episodes_lost_received",
+                "episodes_refused")
         for k in keys:  # the stopping learner may still train what it had queued
             assert kept.get(k, 0) >= c[k], ("persisted counter", k, kept.get(k), c[k])
         # 4. the final checkpoint resumes, with its counters and its queued groups
@@ -749,7 +762,10 @@ def main():
         st = wait_for("the final checkpoint resumed at step %d, its queued groups back" %
                       state["step"], lambda s: s["stage"] == "rl" and s["step"] == state["step"]
                       and s["version"] == state["version"] and
-                      conservation(s["counts"], s["queues"])[2] == 0, port, 120)
+                      conservation(s["counts"], s["queues"])[2] == 0 and
+                      sum(transit_terms(s["counts"], s["queues"],
+                                        s["episodes_lost_by_reason"]).values()) == sent,
+                      port, 120)
         back = st["counts"]  # from the checkpoint on (the resumed trainer may already have
         for k in keys:       # taken a step or dropped a stale group from its queue)
             assert back[k] >= kept.get(k, 0), ("resumed counter", k, back[k], kept.get(k))
@@ -760,12 +776,13 @@ def main():
         print("soak: seed %d, %.0f s of chaos: %d actor, %d analyzer and %d learner kills "
               "(%d SIGKILL, %d SIGTERM), %d link cuts, %d malformed messages sent and %d "
               "spliced into groups_out; steps %d; conservation: %d episodes received = %s; "
-              "lost by reason %s; %d episodes sent and lost in transit (not counted); RSS MiB "
+              "lost by reason %s; %d episodes sent by actors = %s; RSS MiB "
               "after warm-up -> end %s; resumed at step %d" % (
                   SEED, SECONDS, counts["kills_actor"], counts["kills_analyzer"],
                   counts["kills_learner"], counts["SIGKILL"], counts["SIGTERM"],
                   counts["link_cuts"], counts["garbage"], relays["groups_out"].injected,
-                  state["step"], received, terms, final["episodes_lost_by_reason"], gap,
+                  state["step"], received, terms, final["episodes_lost_by_reason"], sent,
+                  sent_terms,
                   {k: "%.0f -> %.0f" % v for k, v in rss.items()}, state["step"]))
     except AssertionError:
         names = sorted({n for _, n, _ in roles.all})
@@ -784,28 +801,41 @@ def main():
             print("logs kept in", tmp, file=sys.stderr)
 
 
-def check_sent(relay, final, counts):
-    """Every episode an actor sent across its link (written whole to the learner by the
-    groups_in relay) against what the learner counts as received. Nothing is received that
-    was not sent. What a fault can take in transit is not in the learner's counters: a group
-    the relay held when a cut dropped its connection (or cut mid-message), a group refused
-    by the validator (after a learner went back to an older checkpoint, one sampled with a
-    newer version is `future_version`: counted as a message, not as episodes), and what a
-    learner killed with SIGKILL had received after its last checkpoint or held in its
-    socket. Without those faults the two are equal; with them the gap is reported."""
-    sent = relay.sent_episodes
-    received = G * final["counts"]["groups_received"]
-    rejected = sum(final["rejected"].values())
-    log("groups_in relay: %d episodes written whole to the learner, %d held when a cut "
-        "dropped them, %d groups cut mid-message; learner received %d, refused %d messages; "
-        "%d learner SIGKILLs" % (sent, relay.cut_episodes, relay.cut_partial, received,
-                                  rejected, counts["learner_SIGKILL"]))
-    assert received <= sent, ("the learner received more episodes than actors sent", received,
-                              sent)
-    if not (relay.cut_episodes or relay.cut_partial or rejected or counts["learner_SIGKILL"]):
-        assert received == sent, ("episodes sent and never received, with no fault that "
-                                  "explains it", sent, received)
-    return sent - received
+def sent_by_actors(relays):
+    """Episodes every actor incarnation sent on groups_in, as its link saw it: per (id,
+    incarnation) the highest group seq seen whole on groups_in or the highest groups_sent
+    of its heartbeats seen whole on telemetry (a group cut mid-message, or still in the
+    actor's socket when it was killed, shows in the next heartbeat), times G."""
+    gi, tel = relays["groups_in"], relays["telemetry"]
+    with gi.lock, tel.lock:
+        keys = set(gi.seq_max) | set(tel.hb_max)
+        return G * sum(max(gi.seq_max.get(k, 0), tel.hb_max.get(k, 0)) for k in keys), len(keys)
+
+
+def transit_terms(c, q, lost):
+    """What the learner counts of what actors sent beyond what it received: groups lost in
+    transit (reason `transit`: a cut link, a learner killed holding them or after its last
+    checkpoint), numbered groups it received and refused (counts.episodes_refused), and
+    groups known sent still in transit (queues.acks_pending, waiting for their grace)."""
+    return {"received": G * c["groups_received"], "transit": lost.get("transit", 0),
+            "refused": c.get("episodes_refused", 0), "in_transit": G * q.get("acks_pending", 0)}
+
+
+def check_sent(relays, final, counts):
+    """Exact conservation of what actors sent: every episode an actor incarnation sent on
+    groups_in is received (then trained, stale, lost after receipt or queued: the received
+    equation), refused by the validator, lost in transit, or still in transit; no gap."""
+    sent, incs = sent_by_actors(relays)
+    terms = transit_terms(final["counts"], final["queues"], final["episodes_lost_by_reason"])
+    relay = relays["groups_in"]
+    log("actors sent %d episodes (%d incarnations) = %s; groups_in relay: %d written whole to "
+        "the learner, %d held when a cut dropped them, %d groups cut mid-message; %d learner "
+        "SIGKILLs" % (sent, incs, terms, relay.sent_episodes, relay.cut_episodes,
+                      relay.cut_partial, counts["learner_SIGKILL"]))
+    assert sent == sum(terms.values()), ("episodes sent by actors != received + refused + lost "
+                                         "in transit + in transit", sent, terms)
+    return sent, terms
+
 
 def ledger():
     """A group counted lost with its forgotten analyzer and then returned scored is not

@@ -97,7 +97,7 @@ static int utf8_valid(const char *s, size_t n) {
 static int check_roundtrip(const tok *t, const rec *r, const rec *want, const tok_ids *ids,
                            size_t idx) {
     char err[SEED_ERRLEN];
-    tok_bytes full = {0}, st = {0};
+    seed_sbuf full = {0}, st = {0};
     tok_stream s;
     int bad = 0;
     if (tok_decode(t, ids->v, ids->n, 0, &full, err, sizeof err)) {
@@ -128,8 +128,8 @@ static int check_roundtrip(const tok *t, const rec *r, const rec *want, const to
         fprintf(stderr, "record %zu: streaming decode != decode\n", idx);
         bad = 1;
     }
-    tok_bytes_free(&full);
-    tok_bytes_free(&st);
+    seed_sbuf_free(&full);
+    seed_sbuf_free(&st);
     return bad;
 }
 
@@ -244,13 +244,13 @@ static int cmd_decode(int argc, char **argv) {
     if (load(argv[2], &t)) return 1;
     tok_ids ids = {0};
     for (int i = first; i < argc; i++) tok_ids_push(&ids, atoi(argv[i]));
-    tok_bytes out = {0};
+    seed_sbuf out = {0};
     int rc = tok_decode(t, ids.v, ids.n, flags, &out, err, sizeof err);
     if (rc)
         fprintf(stderr, "error: %s\n", err);
     else
         fwrite(out.p, 1, out.n, stdout);
-    tok_bytes_free(&out);
+    seed_sbuf_free(&out);
     tok_ids_free(&ids);
     tok_free(t);
     return rc ? 1 : 0;
@@ -290,7 +290,7 @@ static int cmd_chat(int argc, char **argv) {
         copies[i][r[i].n] = 0;
     }
     for (size_t i = 0; i + 1 < n; i += 2) m[i / 2] = (tok_chat_msg){copies[i], copies[i + 1]};
-    tok_bytes out = {0};
+    seed_sbuf out = {0};
     int rc = tok_chat_render(m, n / 2, sys, gen, &out, err, sizeof err);
     if (rc)
         fprintf(stderr, "error: %s\n", err);
@@ -301,7 +301,7 @@ static int cmd_chat(int argc, char **argv) {
     free(m);
     free(r);
     free(buf);
-    tok_bytes_free(&out);
+    seed_sbuf_free(&out);
     return rc ? 1 : 0;
 }
 

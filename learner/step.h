@@ -1,6 +1,4 @@
-/* train.h — one optimizer step of the learner over a list of training samples
- * (learner_step: buffers planned once, learner_step_run per step; the thread that drives
- * the steps is learner_trainer_thread.c).
+/* step.h — one optimizer step of the learner over a list of training samples.
  *
  * A sample is one step of one episode: the prompt the actor used (WITHOUT any skill:
  * the policy learns to act without one), the response tokens, and per response token
@@ -17,9 +15,13 @@
  * A sample longer than micro_batch_tokens (prompt + response) is dropped and counted,
  * never cut: a cut prompt is a context the actor never saw. A step whose loss or
  * gradient norm is not finite is skipped (no AdamW update, counted); the third such step
- * in a row is an error. Buffers are planned once in learner_step_create. */
-#ifndef SEED_LEARNER_TRAIN_H
-#define SEED_LEARNER_TRAIN_H
+ * in a row is an error. Buffers are planned once in learner_step_create.
+ *
+ * Naming: a learner_stepper holds what steps run on (planned buffers, AdamW state); the
+ * *trainer* is the thread that decides when to step and on what (learner_trainer_thread.c),
+ * so "trainer" names the thread only. */
+#ifndef SEED_LEARNER_STEP_H
+#define SEED_LEARNER_STEP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -57,22 +59,23 @@ typedef struct learner_step_stats {
     double seconds;
 } learner_step_stats;
 
-typedef struct learner_step learner_step;
+typedef struct learner_stepper learner_stepper;
 
 /* policy is trained in place; ref (may be NULL; inference-only is enough) gives
  * log pi_ref for the KL term. */
-int learner_step_create(learner_step **out, model *policy, model *ref, const learner_loss_cfg *loss,
-                        const model_adamw *opt, int micro_batch_tokens, char *err, size_t errlen);
-void learner_step_free(learner_step *t);
-void learner_step_set_lr(learner_step *t, float lr);
+int learner_step_create(learner_stepper **out, model *policy, model *ref,
+                        const learner_loss_cfg *loss, const model_adamw *opt,
+                        int micro_batch_tokens, char *err, size_t errlen);
+void learner_step_free(learner_stepper *t);
+void learner_step_set_lr(learner_stepper *t, float lr);
 /* Zero AdamW's moments and step count (a fresh RL optimizer entering stage 2). */
-int learner_step_reset_moments(learner_step *t, char *err, size_t errlen);
+int learner_step_reset_moments(learner_stepper *t, char *err, size_t errlen);
 
 /* One optimizer step over n samples. Returns 0 with stats->applied = 0 when every
  * sample was dropped or the step was skipped as non-finite; an error when the input is
  * malformed, the model fails, or LEARNER_MAX_NONFINITE_RUN steps in a row were
  * non-finite. */
-int learner_step_run(learner_step *t, const learner_sample *samples, int n,
+int learner_step_run(learner_stepper *t, const learner_sample *samples, int n,
                      learner_step_stats *stats, char *err, size_t errlen);
 
 #endif

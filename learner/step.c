@@ -1,5 +1,5 @@
-/* train.c — see train.h. */
-#include "learner/train.h"
+/* step.c — one optimizer step (step.h). */
+#include "learner/step.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "common/util.h"
 
-struct learner_step {
+struct learner_stepper {
     model *policy, *ref;
     learner_loss_cfg loss;
     model_adamw opt;
@@ -28,13 +28,14 @@ struct learner_step {
     int keep_cap;
 };
 
-int learner_step_create(learner_step **out, model *policy, model *ref, const learner_loss_cfg *loss,
-                        const model_adamw *opt, int micro_batch_tokens, char *err, size_t errlen) {
+int learner_step_create(learner_stepper **out, model *policy, model *ref,
+                        const learner_loss_cfg *loss, const model_adamw *opt,
+                        int micro_batch_tokens, char *err, size_t errlen) {
     if (micro_batch_tokens < 2)
         return seed_errf(err, errlen, "micro_batch_tokens must be at least 2, got %d",
                          micro_batch_tokens);
-    learner_step *t = calloc(1, sizeof *t);
-    if (!t) return seed_errf(err, errlen, "out of memory creating the training step");
+    learner_stepper *t = calloc(1, sizeof *t);
+    if (!t) return seed_errf(err, errlen, "out of memory creating the stepper");
     t->policy = policy;
     t->ref = ref;
     t->loss = *loss;
@@ -60,15 +61,14 @@ int learner_step_create(learner_step **out, model *policy, model *ref, const lea
     }
     if (!ok) {
         learner_step_free(t);
-        return seed_errf(err, errlen,
-                         "out of memory planning the training step's buffers (%d tokens)",
+        return seed_errf(err, errlen, "out of memory planning the step buffers (%d tokens)",
                          micro_batch_tokens);
     }
     *out = t;
     return 0;
 }
 
-void learner_step_free(learner_step *t) {
+void learner_step_free(learner_stepper *t) {
     if (!t) return;
     void *p[] = {
         t->tokens,         t->targets, t->cu,     t->pos,     t->logp,   t->ent,
@@ -79,11 +79,11 @@ void learner_step_free(learner_step *t) {
     free(t);
 }
 
-void learner_step_set_lr(learner_step *t, float lr) {
+void learner_step_set_lr(learner_stepper *t, float lr) {
     t->opt.lr = lr;
 }
 
-int learner_step_reset_moments(learner_step *t, char *err, size_t errlen) {
+int learner_step_reset_moments(learner_stepper *t, char *err, size_t errlen) {
     float *m1, *m2;
     int64_t *step;
     if (model_adamw_state(t->policy, &m1, &m2, &step))
@@ -99,7 +99,8 @@ static int sample_len(const learner_sample *s) {
 }
 
 /* Pack samples idx[0..m) into the micro-batch buffers; returns response positions. */
-static int pack(learner_step *t, const learner_sample *smp, const int *idx, int m, model_batch *b) {
+static int pack(learner_stepper *t, const learner_sample *smp, const int *idx, int m,
+                model_batch *b) {
     int n = 0, np = 0;
     t->cu[0] = 0;
     for (int k = 0; k < m; k++) {
@@ -132,8 +133,8 @@ static int pack(learner_step *t, const learner_sample *smp, const int *idx, int 
 }
 
 /* log pi_ref of the RL samples idx[0..m) into c_ref (packed order), batched. */
-static int score_ref(learner_step *t, const learner_sample *smp, const int *idx, int m, char *err,
-                     size_t errlen) {
+static int score_ref(learner_stepper *t, const learner_sample *smp, const int *idx, int m,
+                     char *err, size_t errlen) {
     int nr = 0, off = 0;
     for (int k = 0; k < m; k++) {
         const learner_sample *s = &smp[idx[k]];
@@ -167,7 +168,7 @@ static int check_samples(const learner_sample *smp, int n, char *err, size_t err
 }
 
 /* Leave the step without an update: no gradient reaches the weights. */
-static int skip_nonfinite(learner_step *t, learner_step_stats *st, double loss, double gn,
+static int skip_nonfinite(learner_stepper *t, learner_step_stats *st, double loss, double gn,
                           char *err, size_t errlen) {
     model_zero_grad(t->policy);
     st->grad_norm = 0.0; /* the offending values go into the message, not the metrics */
@@ -183,7 +184,7 @@ static int skip_nonfinite(learner_step *t, learner_step_stats *st, double loss, 
     return 0;
 }
 
-int learner_step_run(learner_step *t, const learner_sample *smp, int n, learner_step_stats *st,
+int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learner_step_stats *st,
                      char *err, size_t errlen) {
     memset(st, 0, sizeof *st);
     double t0 = seed_now();
