@@ -1,5 +1,5 @@
 /* actor_main.c — seed-actor: plays groups of G episodes per task against its envs with
- * the batched rollout engine (actor/rollout.h: one decode step across every episode that
+ * the batched rollout engine (roles/rollout.h: one decode step across every episode that
  * is generating, KV-prefix reuse within a group), and sends each finished group,
  * token-in-token-out, with the oldest weights version its episodes were sampled with.
  * Weights arrive in the background (proto/weights.h) and are swapped in between groups,
@@ -24,11 +24,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "actor/apply_weights.h"
-#include "actor/episode.h"
-#include "actor/rollout.h"
-#include "actor/telemetry.h"
-#include "common/daemon.h"
+#include "roles/policy_weights.h"
+#include "roles/render.h"
+#include "roles/rollout.h"
+#include "roles/telemetry.h"
+#include "roles/daemon.h"
 #include "common/skill_library.h"
 #include "model/model.h"
 #include "proto/validate.h"
@@ -80,7 +80,7 @@ static void heartbeat(actor *A) {
 
 /* Swap in a newer complete weights version, if one is ready. */
 static int take_weights(actor *A, int wait_ms) {
-    int rc = actor_apply_weights(A->wrx, A->m, wait_ms, &A->version);
+    int rc = policy_weights_apply(A->wrx, A->m, wait_ms, &A->version);
     rollout_set_version(A->ro, A->version);
     return rc;
 }
@@ -304,18 +304,17 @@ static int setup(actor *A) {
     wire_identity_init(&A->me, SEED__ROLE__ROLE_ACTOR, "actor");
     snprintf(A->me.id, sizeof A->me.id, "%s", A->a.id);
     /* one finished group queued at most: past that the actor waits (back-pressure) */
-    if (!(A->push =
-              telemetry_connect(A->ctx, job, ZMQ_PUSH, "groups_in", 1, g_err, sizeof g_err)) ||
+    if (!(A->push = daemon_connect(A->ctx, job, ZMQ_PUSH, "groups_in", 1, g_err, sizeof g_err)) ||
         telemetry_start(&A->tel, A->ctx, job, &A->me, g_err, sizeof g_err))
         return -1;
     /* rollout credit rides on the hub's groups-out ROUTER, where analyzers ask for groups:
      * the learner stays the only one binding, and no new endpoint is needed */
     if (!(A->credit_sock =
-              telemetry_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)))
+              daemon_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)))
         return -1;
     wire_rx_init(&A->crx, "groups_out", WIRE_ACCEPT(SEED__ENVELOPE__BODY_CONTROL),
                  (size_t)job->wire.max_msg_bytes, 0);
-    if (actor_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
+    if (policy_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /* analyzer_main.c — seed-analyzer: takes episode groups from the learner's hub, writes
  * a hindsight skill for every episode (the policy itself in stage 2 — "self" — the
- * env's rule-based oracle, or an OpenAI-compatible endpoint — analyzer/http_skill.h),
+ * env's rule-based oracle, or an OpenAI-compatible endpoint — roles/http_skill.h),
  * scores every response token with the same frozen weights twice — s = log pi(y |
  * prompt) and q = log pi(y | prompt with the skill spliced into its slots) — and sends
  * the scored group to the learner. Only what is new is computed: when the group was
@@ -17,13 +17,13 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "actor/apply_weights.h"
-#include "actor/episode.h"
-#include "actor/telemetry.h"
-#include "analyzer/http_skill.h"
+#include "roles/policy_weights.h"
+#include "roles/render.h"
+#include "roles/telemetry.h"
+#include "roles/http_skill.h"
 #include "analyzer/score.h"
-#include "analyzer/skill.h"
-#include "common/daemon.h"
+#include "roles/skill.h"
+#include "roles/daemon.h"
 #include "common/skill_library.h"
 #include "model/model.h"
 #include "proto/validate.h"
@@ -41,14 +41,14 @@ typedef struct analyzer {
     model *m;
     tok *tk;
     tok_ws *ws;
-    actor_render rr;
+    render_ctx rr;
     uint64_t version;
     int vocab, end_id, max_seq, n_slots;
     float *logits, *scratch;
     uint64_t groups, tokens_scored, skills_written, errors;
     uint64_t tokens_score_full;                   /* prompt + response tokens of the pairs scored */
     uint64_t s_reused_steps, s_scored_steps;      /* s from the actor / scored here */
-    analyzer_http *http;                          /* skill_source http */
+    http_skill *http;                             /* skill_source http */
     uint64_t skill_fallbacks, fallbacks_unlogged; /* http skills replaced by the fallback */
     double t_fallback_log;
     double t_asked; /* when the last READY went out */
@@ -97,12 +97,12 @@ static void ask_for_group(analyzer *A) {
 }
 
 static int take_weights(analyzer *A, int wait_ms) {
-    return actor_apply_weights(A->wrx, A->m, wait_ms, &A->version);
+    return policy_weights_apply(A->wrx, A->m, wait_ms, &A->version);
 }
 
 /* Per-episode working data for one group. */
 typedef struct ep_work {
-    analyzer_skill skill;
+    skill_parsed skill;
     char text[4096];
     tok_ids ep_ids;    /* tokens of the episode skill block */
     tok_ids *step_ids; /* per step: tokens of its step skill block */
@@ -114,10 +114,10 @@ typedef struct ep_work {
 
 /* Rebuild the task text from (env, seed, split): the analysis prompt shows it. */
 static int task_text(analyzer *A, const Seed__EpisodeGroup *g, char *buf, size_t len) {
-    const job_env *je = actor_job_env(A->job, g->env);
+    const job_env *je = job_env_find(A->job, g->env);
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = je ? actor_job_env_kv(je, kv, num) : 0;
+    int nkv = je ? job_env_kv(je, kv, num) : 0;
     env *e;
     env_split sp;
     char err[SEED_ERRLEN];
@@ -133,10 +133,10 @@ static int task_text(analyzer *A, const Seed__EpisodeGroup *g, char *buf, size_t
 /* The env's rule-based oracle skill for episode e of g (it replays the actions). */
 static int oracle_episode(analyzer *A, const Seed__EpisodeGroup *g, size_t e, char *out, size_t len,
                           char *err, size_t errlen) {
-    const job_env *je = actor_job_env(A->job, g->env);
+    const job_env *je = job_env_find(A->job, g->env);
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = je ? actor_job_env_kv(je, kv, num) : 0;
+    int nkv = je ? job_env_kv(je, kv, num) : 0;
     env_split sp;
     if (env_split_parse(g->split, &sp)) sp = ENV_SPLIT_TRAIN;
     Seed__Episode *ep = g->episodes[e];
@@ -185,8 +185,8 @@ static int oracle_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
 }
 
 /* The trajectory steps of an episode, as the analysis prompt shows them (free()). */
-static analyzer_traj_step *episode_steps(const Seed__Episode *ep) {
-    analyzer_traj_step *ts = calloc(ep->n_steps + 1, sizeof *ts);
+static skill_traj_step *episode_steps(const Seed__Episode *ep) {
+    skill_traj_step *ts = calloc(ep->n_steps + 1, sizeof *ts);
     for (size_t k = 0; ts && k < ep->n_steps; k++) {
         ts[k].observation = ep->steps[k]->observation;
         ts[k].action = ep->steps[k]->valid ? ep->steps[k]->action : "";
@@ -202,30 +202,29 @@ static int http_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     char task[2048];
     if (task_text(A, g, task, sizeof task)) task[0] = 0;
     int n = (int)g->n_episodes;
-    analyzer_traj *t = calloc((size_t)n + 1, sizeof *t);
-    analyzer_http_result *r = calloc((size_t)n + 1, sizeof *r);
+    skill_traj *t = calloc((size_t)n + 1, sizeof *t);
+    http_skill_result *r = calloc((size_t)n + 1, sizeof *r);
     int rc = t && r ? 0 : -1;
     for (int e = 0; e < n && !rc; e++) {
         const Seed__Episode *ep = g->episodes[e];
-        t[e] = (analyzer_traj){
-            g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return, ep->won};
+        t[e] = (skill_traj){g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return,
+                            ep->won};
         if (!t[e].steps) rc = -1;
     }
-    if (!rc) analyzer_http_skills(A->http, n, t, 400, r);
+    if (!rc) http_skill_ask(A->http, n, t, 400, r);
     const char *why = NULL;
     int no_oracle = 0;
     for (int e = 0; e < n && !rc; e++) {
-        analyzer_skill sk;
+        skill_parsed sk;
         if (r[e].status == 0) {
-            analyzer_skill_parse(r[e].content.p, r[e].content.n, A->job->analyzer.max_step_skills,
-                                 &sk);
+            skill_parse(r[e].content.p, r[e].content.n, A->job->analyzer.max_step_skills, &sk);
             if (sk.episode[0] || sk.n_steps > 0) {
                 snprintf(w[e].text, sizeof w[e].text, "%s", r[e].content.p);
                 w[e].an.source = SEED__SKILL_SOURCE__SKILL_HTTP;
                 continue;
             }
             snprintf(r[e].err, sizeof r[e].err, "http analyzer %s: the answer holds no skill text",
-                     analyzer_http_url(A->http));
+                     http_skill_url(A->http));
         }
         why = r[e].err;
         A->skill_fallbacks++;
@@ -272,14 +271,14 @@ static int self_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     const int max_new = A->job->analyzer.max_skill_tokens;
     for (int e = 0; e < n && !rc; e++) {
         Seed__Episode *ep = g->episodes[e];
-        analyzer_traj_step *ts = episode_steps(ep);
+        skill_traj_step *ts = episode_steps(ep);
         if (!ts) {
             rc = -1;
             break;
         }
-        analyzer_traj t = {g->env, task, ts, (int)ep->n_steps, ep->episode_return, ep->won};
+        skill_traj t = {g->env, task, ts, (int)ep->n_steps, ep->episode_return, ep->won};
         chat.n = 0;
-        rc = analyzer_skill_prompt(&t, 400, &chat, err, sizeof err);
+        rc = skill_request_chat(&t, 400, &chat, err, sizeof err);
         free(ts);
         if (!rc) rc = tok_encode(A->tk, A->ws, chat.p, chat.n, 0, &prompts[e], err, sizeof err);
         /* keep the prompt's end when it is longer than the cache allows */
@@ -384,12 +383,11 @@ static int score_group(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w, int
         int has_skill = with_q && (ww->skill.episode[0] || ww->skill.n_steps > 0);
         if (has_skill) {
             ww->step_ids = calloc(ns + 1, sizeof *ww->step_ids);
-            rc = actor_render_skill(&A->rr, ENV_SKILL_EPISODE, ww->skill.episode, &ww->ep_ids, err,
-                                    sizeof err);
+            rc = render_skill(&A->rr, ENV_SKILL_EPISODE, ww->skill.episode, &ww->ep_ids, err,
+                              sizeof err);
             for (size_t k = 0; k < ns && !rc; k++) {
-                const char *ss = analyzer_skill_for_step(&ww->skill, (int)k + 1);
-                rc = actor_render_skill(&A->rr, ENV_SKILL_STEP, ss, &ww->step_ids[k], err,
-                                        sizeof err);
+                const char *ss = skill_for_step(&ww->skill, (int)k + 1);
+                rc = render_skill(&A->rr, ENV_SKILL_STEP, ss, &ww->step_ids[k], err, sizeof err);
                 qtot += ep->steps[k]->n_prompt_ids + ww->ep_ids.n + ww->step_ids[k].n;
             }
             ww->qprompt_buf = calloc(qtot + 1, sizeof(int));
@@ -418,9 +416,9 @@ static int score_group(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w, int
             }
             if (has_skill) {
                 /* prompt with skills = A + episode block + B + step block + C, spliced
-                 * exactly as the actor and the warm start build it (actor/episode.h) */
+                 * exactly as the actor and the warm start build it (roles/render.h) */
                 int *q = ww->qprompt_buf + qo;
-                int qn = actor_prompt_splice(
+                int qn = render_splice(
                     st->prompt_ids, (int)st->n_prompt_ids, (int)st->skill_slot_episode,
                     (int)st->skill_slot_step, ww->ep_ids.v, (int)ww->ep_ids.n, ww->step_ids[k].v,
                     (int)ww->step_ids[k].n, q, (int)(qtot - qo), err, sizeof err);
@@ -482,8 +480,8 @@ static void process(analyzer *A, Seed__Envelope *in) {
              : A->job->analyzer.skill_source == JOB_SKILL_HTTP   ? http_skills(A, g, w)
                                                                  : self_skills(A, g, w);
         for (int e = 0; e < n && !rc; e++) {
-            analyzer_skill_parse(w[e].text, strlen(w[e].text), A->job->analyzer.max_step_skills,
-                                 &w[e].skill);
+            skill_parse(w[e].text, strlen(w[e].text), A->job->analyzer.max_step_skills,
+                        &w[e].skill);
             w[e].an.skill = (char *)w[e].skill.episode;
             w[e].an.n_step_skills = (size_t)w[e].skill.n_steps;
             w[e].an.step_skills = calloc((size_t)w[e].skill.n_steps + 1, sizeof(char *));
@@ -496,7 +494,7 @@ static void process(analyzer *A, Seed__Envelope *in) {
             A->skills_written++;
         }
     } else {
-        for (int e = 0; e < n; e++) analyzer_skill_parse("", 0, 0, &w[e].skill);
+        for (int e = 0; e < n; e++) skill_parse("", 0, 0, &w[e].skill);
     }
     if (!rc) rc = score_group(A, g, w, with_q);
     if (!rc) {
@@ -597,11 +595,11 @@ static int setup(analyzer *A) {
     if (model_set_temperature(A->m, (float)job->sampling.temperature, g_err, sizeof g_err))
         return -1;
     A->vocab = cfg.vocab_size;
-    A->end_id = actor_end_token(A->tk);
+    A->end_id = render_end_token(A->tk);
     A->logits = malloc(sizeof(float) * (size_t)A->n_slots * (size_t)A->vocab);
     A->scratch = malloc(sizeof(float) * (size_t)A->vocab * 2);
     if (!A->logits || !A->scratch) return seed_errf(g_err, sizeof g_err, "out of memory");
-    if (actor_render_init(&A->rr, A->tk, job->algorithm.history, g_err, sizeof g_err)) return -1;
+    if (render_init(&A->rr, A->tk, job->algorithm.history, g_err, sizeof g_err)) return -1;
     if (job->algorithm.mode == JOB_MODE_STATIC_SKILLS) {
         if (skill_lib_load_job(&A->lib, job, g_err, sizeof g_err)) return -1;
         seed_log(SEED_LOG_INFO, "static_skills: teacher context from the skills of %s (%d entries)",
@@ -612,29 +610,28 @@ static int setup(analyzer *A) {
     snprintf(A->me.id, sizeof A->me.id, "%s", A->a.id);
     /* the hub deals a group only when asked (READY): the rest go to other analyzers */
     if (!(A->pull =
-              telemetry_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)) ||
-        !(A->push =
-              telemetry_connect(A->ctx, job, ZMQ_PUSH, "scored_in", 0, g_err, sizeof g_err)) ||
+              daemon_connect(A->ctx, job, ZMQ_DEALER, "groups_out", 1, g_err, sizeof g_err)) ||
+        !(A->push = daemon_connect(A->ctx, job, ZMQ_PUSH, "scored_in", 0, g_err, sizeof g_err)) ||
         telemetry_start(&A->tel, A->ctx, job, &A->me, g_err, sizeof g_err))
         return -1;
     wire_rx_init(&A->rx, "groups_out", WIRE_ACCEPT(SEED__ENVELOPE__BODY_EPISODE_GROUP),
                  (size_t)job->wire.max_msg_bytes, 0);
-    if (actor_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
+    if (policy_weights_connect(&A->wrx, job, A->m, A->me.id, g_err, sizeof g_err)) return -1;
     if (job->analyzer.skill_source == JOB_SKILL_HTTP) {
-        if (analyzer_http_new(&A->http, job, g_err, sizeof g_err)) return -1;
-        analyzer_http_set_cancel(A->http, stopping, NULL);
+        if (http_skill_new(&A->http, job, g_err, sizeof g_err)) return -1;
+        http_skill_set_cancel(A->http, stopping, NULL);
     }
     return 0;
 }
 
 static void teardown(analyzer *A) {
-    analyzer_http_free(A->http);
+    http_skill_free(A->http);
     weights_rx_free(A->wrx);
     wire_close(A->pull);
     telemetry_stop(&A->tel);
     wire_close(A->push);
     if (A->ctx) zmq_ctx_term(A->ctx);
-    actor_render_free(&A->rr);
+    render_free(&A->rr);
     skill_lib_free(&A->lib);
     model_free(A->m);
     tok_ws_free(A->ws);

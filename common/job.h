@@ -279,4 +279,12 @@ static inline int job_version_stale(const job_config *job, uint64_t policy_versi
     return policy_version + (uint64_t)job->algorithm.max_staleness < version;
 }
 
+/* The job's env entry named name, or NULL. */
+const job_env *job_env_find(const job_config *job, const char *name);
+/* The key/values env_create takes for an env entry (its options, plus max_steps when set);
+ * kv needs JOB_MAX_ENV_OPTIONS + 1 entries and points into je and num (16 bytes). Returns
+ * the count. */
+struct env_kv;
+int job_env_kv(const job_env *je, struct env_kv *kv, char *num);
+
 #endif

@@ -1,6 +1,7 @@
 /* job_resolve.c — what a job leaves to defaults, filled in (run_dir, checkpoint dir, the
  * shipped model and skills, endpoints), and the checks of keys against each other (modes,
- * CURVE and binding, ports); job_build is defaults + file + overrides + resolve. */
+ * CURVE and binding, ports); job_build is defaults + file + overrides + resolve; and the
+ * lookups every role makes in a resolved job (job_env_find, job_env_kv). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -10,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 #include "common/job.h"
 #include "common/job_internal.h"
 #include "common/util.h"
@@ -373,4 +374,28 @@ found:
         return seed_errf(err, errlen, "'%s' does not fit in %zu bytes", dir, buflen);
     snprintf(buf, buflen, "%s", dir);
     return 0;
+}
+
+/* ---------- a job's env entries, as the roles read them ---------- */
+
+int job_env_kv(const job_env *je, env_kv *kv, char *num) {
+    int n = 0;
+    for (int i = 0; i < je->n_options; i++) {
+        kv[n].key = je->options[i].key;
+        kv[n].value = je->options[i].value;
+        n++;
+    }
+    if (je->max_steps > 0) {
+        snprintf(num, 16, "%d", je->max_steps);
+        kv[n].key = "max_steps";
+        kv[n].value = num;
+        n++;
+    }
+    return n;
+}
+
+const job_env *job_env_find(const job_config *job, const char *name) {
+    for (int i = 0; i < job->n_envs; i++)
+        if (!strcmp(job->envs[i].name, name)) return &job->envs[i];
+    return NULL;
 }

@@ -23,7 +23,7 @@
  *    env_obs.family names, e.g. household's "pick_clean_then_place_in_recep"); the
  *    family "*" serves every family without an entry of its own. At least one entry.
  *  - "episode": non-empty text. "steps" (optional): up to SKILL_LIB_MAX_STEPS lines
- *    "step k: sentence" (k >= 1, strictly increasing) — the form analyzer/skill.h
+ *    "step k: sentence" (k >= 1, strictly increasing) — the form roles/skill.h
  *    parses; step skill k goes into the step slot of the episode's k-th prompt.
  *  - Bounds: a file of at most SKILL_LIB_MAX_FILE bytes, SKILL_LIB_MAX_FAMILIES
  *    entries, family names under SKILL_LIB_NAME_LEN bytes, step lines of at most
@@ -42,7 +42,7 @@
 
 enum {
     /* The one limit on step skills per skill: the upper bound of analyzer.max_step_skills,
-     * what analyzer_skill (analyzer/skill.h) keeps, and a library entry's "steps". */
+     * what skill_parsed (roles/skill.h) keeps, and a library entry's "steps". */
     SKILL_LIB_MAX_STEPS = 16,
     SKILL_LIB_MAX_FILE = 1 << 20,
     SKILL_LIB_MAX_FAMILIES = 64,
@@ -86,7 +86,7 @@ const skill_lib_entry *skill_lib_find(const skill_lib *lib, const char *env, con
 /* The step skill for 1-based step k among the entry's first max_steps, or NULL. */
 const char *skill_lib_step(const skill_lib_entry *e, int k, int max_steps);
 /* The entry as one skill text: the episode skill, then "step k: sentence" lines (the
- * first max_steps), newline-separated — what analyzer_skill_parse reads. Returns the
+ * first max_steps), newline-separated — what skill_parse reads. Returns the
  * length, or -1 when it does not fit in n bytes. */
 int skill_lib_text(const skill_lib_entry *e, int max_steps, char *buf, size_t n);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "common/util.h"

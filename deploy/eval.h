@@ -18,7 +18,7 @@
 #ifndef SEED_DEPLOY_EVAL_H
 #define SEED_DEPLOY_EVAL_H
 
-#include "actor/rollout.h"
+#include "roles/rollout.h"
 
 /* argv after "eval"; returns the process exit code (0, 1 error, 2 usage). */
 int seedctl_eval(int argc, char **argv);

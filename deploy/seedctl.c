@@ -18,12 +18,12 @@
 #define _GNU_SOURCE
 #include "deploy/seedctl.h"
 
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "common/job.h"
 #include "common/util.h"
 #include "deploy/eval.h"
 #include "deploy/plot.h"
-#include "learner/zap.h"
+#include "proto/zap.h"
 #include "proto/wire.h"
 
 #include <cjson/cJSON.h>

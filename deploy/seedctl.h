@@ -40,7 +40,7 @@ const char *seedctl_human(double v, char *buf, size_t n);
 int seedctl_pid_alive(pid_t pid);
 /* The directory of the running executable ("." when /proc cannot say). */
 void seedctl_exe_dir(char *buf, size_t n);
-/* The job's client socket options (common/daemon.h), with linger 0: seedctl never has
+/* The job's client socket options (roles/daemon.h), with linger 0: seedctl never has
  * anything worth waiting for on close. */
 int seedctl_sockopts(const job_config *job, wire_sockopts *o, char *err, size_t errlen);
 

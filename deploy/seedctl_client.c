@@ -14,7 +14,7 @@
 #include "common/util.h"
 #include "deploy/eval.h"
 #include "deploy/plot.h"
-#include "learner/zap.h"
+#include "proto/zap.h"
 #include "proto/wire.h"
 
 #include <cjson/cJSON.h>

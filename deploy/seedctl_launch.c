@@ -16,7 +16,7 @@
  *    socket) that answers Control{SCALE, STOP} and StatusRequest{what="children"};
  *    <run_dir>/seedctl.lock keeps a second launch out. The control socket is ipc:// in a
  *    private directory (mkdtemp under /tmp, 0700; short, whatever the run dir's length)
- *    and its ZAP handler (learner/zap.h) admits only peers of seedctl's own uid, as the
+ *    and its ZAP handler (proto/zap.h) admits only peers of seedctl's own uid, as the
  *    kernel reports them (SO_PEERCRED): never an unauthenticated channel.
  * */
 #define _GNU_SOURCE
@@ -26,7 +26,7 @@
 #include "common/util.h"
 #include "deploy/eval.h"
 #include "deploy/plot.h"
-#include "learner/zap.h"
+#include "proto/zap.h"
 #include "proto/wire.h"
 
 #include <cjson/cJSON.h>

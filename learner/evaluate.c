@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "common/util.h"
 
 struct learner_eval {

@@ -1,7 +1,7 @@
 /* evaluate.h — the learner's periodic evaluation (eval.* keys): the current policy on a
  * fixed, seeded task set of every env of the job (eval.split, eval.episodes per env,
  * eval.seed, eval.temperature; no skills in the prompt), played through the actors' own
- * rollout engine (actor/rollout.h) on an inference copy of the policy, so training is not
+ * rollout engine (roles/rollout.h) on an inference copy of the policy, so training is not
  * disturbed and the numbers mean what `seedctl eval` means.
  *
  * Contract: learner_eval_run copies the policy's parameters into the evaluator's model,
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "actor/rollout.h"
+#include "roles/rollout.h"
 #include "common/job.h"
 #include "model/model.h"
 #include "model/tokenizer.h"

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "learner/acks.h"
 #include "learner/checkpoint.h"
 #include "learner/queue.h"
@@ -58,7 +58,7 @@ typedef struct learner {
     learner_actor_credit actor_credits[LEARNER_MAX_ACTORS]; /* I/O thread only */
     int n_actor_credits, next_actor_credit;
     weights_pub *pub;
-    struct zap *zap; /* the CURVE allow-list (learner/zap.h); NULL without CURVE */
+    struct zap *zap; /* the CURVE allow-list (proto/zap.h); NULL without CURVE */
     model *policy, *ref;
     tok *tk;
     learner_stepper *stepper; /* the optimizer step (learner/step.h) */

@@ -16,7 +16,7 @@
 #include "learner/learner.h"
 #include "learner/prometheus.h"
 #include "learner/status.h"
-#include "learner/zap.h"
+#include "proto/zap.h"
 #include "proto/validate.h"
 
 static char g_err[SEED_ERRLEN];

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actor/apply_weights.h"
+#include "roles/policy_weights.h"
 #include "learner/checkpoint.h"
 #include "learner/evaluate.h"
 #include "learner/learner.h"
@@ -30,7 +30,7 @@ static int fail(learner *l, const char *msg) {
 }
 
 int learner_publish(learner *l, uint64_t v, char *err, size_t errlen) {
-    if (!l->table && !(l->table = actor_weights_table(l->policy, &l->n_table)))
+    if (!l->table && !(l->table = policy_weights_table(l->policy, &l->n_table)))
         return seed_errf(err, errlen, "out of memory for the tensor table");
     if (weights_pub_publish(l->pub, v, model_params(l->policy),
                             model_num_params(l->policy) * sizeof(float), l->table, l->n_table,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "learner/zap.h"
+#include "proto/zap.h"
 
 /* Seconds of history behind the rates of "throughput". */
 #define STATUS_RATE_WINDOW_S 30

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/episode.h"
-#include "analyzer/http_skill.h"
-#include "analyzer/skill.h"
+#include "roles/render.h"
+#include "roles/http_skill.h"
+#include "roles/skill.h"
 
 /* Demonstrations of one optimizer step: token sequences owned here. */
 typedef struct demo_set {
@@ -48,13 +48,13 @@ static int demo_add(demo_set *d, const int *prompt, int plen, const int *resp, i
 
 typedef struct ws_ctx {
     learner *l;
-    actor_render rr;
+    render_ctx rr;
     tok_ids prompt, reply;
     seed_sbuf chat;
     seed_rng rng;
     env *envs[JOB_MAX_ENVS];
-    int n_expert;        /* envs with an expert */
-    analyzer_http *http; /* skill_source http: stage-1 labels come from the endpoint */
+    int n_expert;     /* envs with an expert */
+    http_skill *http; /* skill_source http: stage-1 labels come from the endpoint */
     uint64_t fallbacks_unlogged;
     double t_logged;
 } ws_ctx;
@@ -107,28 +107,28 @@ static int oracle(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, c
     for (int k = 0; k < n && k < 64; k++) acts[k] = rec[k].action;
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
-    int nkv = actor_job_env_kv(&c->l->job->envs[i], kv, num);
+    int nkv = job_env_kv(&c->l->job->envs[i], kv, num);
     return env_hindsight(c->envs[i]->vt->name, kv, nkv, seed, ENV_SPLIT_TRAIN, acts, n, out,
                          out_len, err, errlen);
 }
 
 /* The stage-1 label for a recorded episode (trajectory t): the http analyzer's skill
  * when skill_source is http, else — or when that request fails, counted — the oracle's. */
-static int label(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n,
-                 const analyzer_traj *t, char *out, size_t out_len, char *err, size_t errlen) {
+static int label(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, const skill_traj *t,
+                 char *out, size_t out_len, char *err, size_t errlen) {
     if (c->http) {
         learner *l = c->l;
-        analyzer_http_result r;
+        http_skill_result r;
         memset(&r, 0, sizeof r);
-        int failed = analyzer_http_skills(c->http, 1, t, 400, &r);
+        int failed = http_skill_ask(c->http, 1, t, 400, &r);
         if (!failed) {
-            analyzer_skill sk;
-            analyzer_skill_parse(r.content.p, r.content.n, l->job->analyzer.max_step_skills, &sk);
-            analyzer_skill_text(&sk, out, out_len);
+            skill_parsed sk;
+            skill_parse(r.content.p, r.content.n, l->job->analyzer.max_step_skills, &sk);
+            skill_format(&sk, out, out_len);
             if (!out[0]) {
                 failed = 1;
                 snprintf(r.err, sizeof r.err, "http analyzer %s: the answer holds no skill text",
-                         analyzer_http_url(c->http));
+                         http_skill_url(c->http));
             }
         }
         seed_sbuf_free(&r.content);
@@ -165,23 +165,22 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     int n = play(c, i, seed, 0.0, rec, max_rec, NULL, task, sizeof task, &won, &ret, err, errlen);
     int rc = n < 0 ? -1 : 0;
     char skill_text[4096] = "";
-    analyzer_skill sk;
+    skill_parsed sk;
     memset(&sk, 0, sizeof sk);
     sk.episode = "";
     env *e = c->envs[i];
     if (!rc && seed_rng_uniform(&c->rng) < 0.5 &&
         oracle(c, i, seed, rec, n, skill_text, sizeof skill_text, err, errlen) == 0)
-        analyzer_skill_parse(skill_text, strlen(skill_text), 5, &sk);
+        skill_parse(skill_text, strlen(skill_text), 5, &sk);
     /* replay to render each step's prompt with the right history */
     env_obs obs;
     if (!rc) rc = env_reset(e, seed, ENV_SPLIT_TRAIN, &obs, err, errlen);
     env_prompt_step hist[64];
     for (int k = 0; k < n && !rc; k++) {
         int se, ss;
-        rc = actor_render_prompt(&c->rr, e, &obs, hist, k, sk.episode,
-                                 analyzer_skill_for_step(&sk, k + 1), &c->prompt, &se, &ss, err,
-                                 errlen) ||
-             actor_render_expert_reply(&c->rr, e->vt->name, rec[k].action, &c->reply, err, errlen);
+        rc = render_prompt(&c->rr, e, &obs, hist, k, sk.episode, skill_for_step(&sk, k + 1),
+                           &c->prompt, &se, &ss, err, errlen) ||
+             render_expert_reply(&c->rr, e->vt->name, rec[k].action, &c->reply, err, errlen);
         if (!rc && demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
             rc = seed_errf(err, errlen, "out of memory");
         hist[k].observation = rec[k].obs;
@@ -204,25 +203,23 @@ static int stage1_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     int rc = n < 0 ? -1 : 0;
     env *e = c->envs[i];
     char skill_text[4096];
-    analyzer_traj_step ts[64];
-    for (int k = 0; k < n; k++)
-        ts[k] = (analyzer_traj_step){rec[k].obs, rec[k].action, rec[k].reward};
-    analyzer_traj t = {e->vt->name, task, ts, n, ret, won};
+    skill_traj_step ts[64];
+    for (int k = 0; k < n; k++) ts[k] = (skill_traj_step){rec[k].obs, rec[k].action, rec[k].reward};
+    skill_traj t = {e->vt->name, task, ts, n, ret, won};
     if (!rc) rc = label(c, i, seed, rec, n, &t, skill_text, sizeof skill_text, err, errlen);
     if (!rc) {
         c->chat.n = 0;
-        rc = analyzer_skill_prompt(&t, 400, &c->chat, err, errlen);
+        rc = skill_request_chat(&t, 400, &c->chat, err, errlen);
         c->prompt.n = 0;
         if (!rc)
             rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, 0, &c->prompt, err, errlen);
         c->chat.n = 0;
-        if (!rc && analyzer_skill_answer(skill_text, &c->chat))
-            rc = seed_errf(err, errlen, "out of memory");
+        if (!rc && skill_answer(skill_text, &c->chat)) rc = seed_errf(err, errlen, "out of memory");
         c->reply.n = 0;
         if (!rc)
             rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, TOK_ENCODE_SPLIT_SPECIAL,
                             &c->reply, err, errlen);
-        int end = actor_end_token(c->l->tk);
+        int end = render_end_token(c->l->tk);
         if (!rc && end >= 0) tok_ids_push(&c->reply, end);
         int cap = c->l->job->optim.micro_batch_tokens;
         if (!rc && (int)(c->prompt.n + c->reply.n) <= cap &&
@@ -241,12 +238,12 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     memset(&c, 0, sizeof c);
     c.l = l;
     seed_rng_init(&c.rng, seed_hash_mix(job->job.seed, 0x57a9e0ULL + (uint64_t)l->sft_steps));
-    int rc = actor_render_init(&c.rr, l->tk, job->algorithm.history, err, errlen);
+    int rc = render_init(&c.rr, l->tk, job->algorithm.history, err, errlen);
     double wsum = 0;
     for (int i = 0; i < job->n_envs && !rc; i++) {
         env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
         char num[16];
-        int nkv = actor_job_env_kv(&job->envs[i], kv, num);
+        int nkv = job_env_kv(&job->envs[i], kv, num);
         rc = env_create(&c.envs[i], job->envs[i].name, kv, nkv, err, errlen);
         if (!rc && c.envs[i]->vt->expert && c.envs[i]->vt->hindsight) {
             c.n_expert++;
@@ -258,8 +255,8 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
                        "algorithm.stage0_steps/stage1_steps: no env of this job has an expert "
                        "and a hindsight oracle (built-in envs do); set both to 0");
     if (!rc && s1 > 0 && job->analyzer.skill_source == JOB_SKILL_HTTP) {
-        rc = analyzer_http_new(&c.http, job, err, errlen);
-        if (!rc) analyzer_http_set_cancel(c.http, stopping, l);
+        rc = http_skill_new(&c.http, job, err, errlen);
+        if (!rc) http_skill_set_cancel(c.http, stopping, l);
     }
     learner_step_set_lr(l->stepper, (float)job->optim.sft_lr);
     demo_set d;
@@ -308,11 +305,11 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     free(d.s);
     free(d.bufs);
     for (int i = 0; i < job->n_envs; i++) env_destroy(c.envs[i]);
-    analyzer_http_free(c.http);
+    http_skill_free(c.http);
     tok_ids_free(&c.prompt);
     tok_ids_free(&c.reply);
     seed_sbuf_free(&c.chat);
-    actor_render_free(&c.rr);
+    render_free(&c.rr);
     learner_step_set_lr(l->stepper, (float)job->optim.lr);
     return rc;
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 #include "common/util.h"
 
 static void die(const char *err) {

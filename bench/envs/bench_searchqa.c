@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/searchqa.h"
+#include "envs/env.h"
+#include "envs/searchqa.h"
 #include "common/util.h"
 
 static void die(const char *err) {

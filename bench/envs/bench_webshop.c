@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/webshop.h"
+#include "envs/env.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 static void die(const char *err) {

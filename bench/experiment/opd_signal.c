@@ -24,25 +24,25 @@
  *    action) or "no_expert" (the expert has none: a sokoban state that can no longer be
  *    solved). s = log pi(response | prompt), q = log pi(response | prompt with the
  *    episode's hindsight skill spliced into its slots) — the analyzer's splice
- *    (actor_prompt_splice) and scoring code (analyzer_score_pairs) at temperature T —
+ *    (render_splice) and scoring code (analyzer_score_pairs) at temperature T —
  *    for the skill of the oracle and for the policy's self-written skill. Reported per
  *    (skill, tokens, outcome, step class): mean of sum(q - s) over the response, its
  *    per-token mean, the fraction of steps with sum(q - s) > 0, and the same over the
  *    action's tokens (those inside <action></action>). "tokens" is "taken" (the policy's
  *    own reply, what the learner's advantage multiplies) or "expert" (the expert's reply
- *    at that state, teacher-forced: actor_render_expert_reply, what stage 0 teaches).
+ *    at that state, teacher-forced: render_expert_reply, what stage 0 teaches).
  *    If q - s is signal it is positive on expert actions and negative on others.
  *
  * The self-written skill: the analyzer writes it in a static function of
  * analyzer/analyzer_main.c (self_skills) that takes a wire message, so it cannot be called;
- * this tool renders the same analysis prompt (analyzer_skill_prompt, observations cut to
+ * this tool renders the same analysis prompt (skill_request_chat, observations cut to
  * 400 characters as the analyzer does) and samples it at T until <|im_end|> or
  * analyzer.max_skill_tokens, seeded from the episode's sampler seed as the analyzer does.
  *
  * --policy expert (a test hook) makes the env's expert the policy: its replies are the
  * expert replies, every step is an expert step, and skills change nothing it does.
  * Prompts the engine played with are checked against a fresh rendering with the intended
- * skills (actor_render_prompt), so a skill that did not reach the prompt is an error. */
+ * skills (render_prompt), so a skill that did not reach the prompt is an error. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -50,11 +50,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "actor/episode.h"
-#include "actor/rollout.h"
+#include "roles/render.h"
+#include "roles/rollout.h"
 #include "analyzer/score.h"
-#include "analyzer/skill.h"
-#include "common/daemon.h"
+#include "roles/skill.h"
+#include "roles/daemon.h"
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "common/util.h"
@@ -93,7 +93,7 @@ typedef struct opd_episode {
 
 /* A skill as the analyzer parses it, and the same as a one-entry library for acting. */
 typedef struct opd_skill {
-    analyzer_skill sk;
+    skill_parsed sk;
     skill_lib_entry entry;
 } opd_skill;
 
@@ -109,7 +109,7 @@ typedef struct opd_ctx {
     model *m;
     tok *tk;
     tok_ws *ws;
-    actor_render rr;
+    render_ctx rr;
     env *e; /* the replay env */
     int max_seq, max_prompt, n_slots, vocab, end_id;
     float T;
@@ -309,7 +309,7 @@ static int play(opd_ctx *C, int expert, opd_skill *skills, opd_episode *out, cha
 
 /* Parse a skill text as the analyzer does, and make it a one-entry library for acting. */
 static void skill_set(opd_ctx *C, opd_skill *s, const char *text) {
-    analyzer_skill_parse(text, strlen(text), C->job->analyzer.max_step_skills, &s->sk);
+    skill_parse(text, strlen(text), C->job->analyzer.max_step_skills, &s->sk);
     memset(&s->entry, 0, sizeof s->entry);
     snprintf(s->entry.env, sizeof s->entry.env, "%s", C->env_name);
     snprintf(s->entry.family, sizeof s->entry.family, "*");
@@ -359,7 +359,7 @@ static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char
                  : 0;
     for (int e = 0; e < n && !rc; e++) {
         const opd_episode *ep = &eps[e];
-        analyzer_traj_step *ts = calloc((size_t)ep->n + 1, sizeof *ts);
+        skill_traj_step *ts = calloc((size_t)ep->n + 1, sizeof *ts);
         if (!ts) {
             rc = seed_errf(err, errlen, "out of memory");
             break;
@@ -369,9 +369,9 @@ static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char
             ts[k].action = ep->st[k].valid ? ep->st[k].action : "";
             ts[k].reward = ep->st[k].reward;
         }
-        analyzer_traj t = {C->env_name, ep->task_text, ts, ep->n, ep->ret, ep->won};
+        skill_traj t = {C->env_name, ep->task_text, ts, ep->n, ep->ret, ep->won};
         chat.n = 0;
-        rc = analyzer_skill_prompt(&t, OPD_SELF_OBS_CHARS, &chat, err, errlen);
+        rc = skill_request_chat(&t, OPD_SELF_OBS_CHARS, &chat, err, errlen);
         free(ts);
         if (!rc) rc = tok_encode(C->tk, C->ws, chat.p, chat.n, 0, &prompts[e], err, errlen);
         seed_rng_init(&rng[e], seed_hash_mix(ep->sample_seed, 0x5ce11ULL));
@@ -446,8 +446,8 @@ static int replay(opd_ctx *C, opd_episode *ep, const opd_skill *skill, int fill,
         const char *ss =
             skill ? skill_lib_step(&skill->entry, k + 1, C->job->analyzer.max_step_skills) : NULL;
         int sl_ep, sl_step;
-        rc = actor_render_prompt(&C->rr, C->e, &obs, hist, k, es, ss, &ids, &sl_ep, &sl_step, err,
-                                 errlen);
+        rc =
+            render_prompt(&C->rr, C->e, &obs, hist, k, es, ss, &ids, &sl_ep, &sl_step, err, errlen);
         if (rc) break;
         if (s->plen > 0) {
             if (s->plen != (int)ids.n || s->slot_ep != sl_ep || s->slot_step != sl_step ||
@@ -467,7 +467,7 @@ static int replay(opd_ctx *C, opd_episode *ep, const opd_skill *skill, int fill,
             s->slot_ep = sl_ep;
             s->slot_step = sl_step;
             tok_ids reply = {0};
-            rc = actor_render_expert_reply(&C->rr, C->env_name, s->action, &reply, err, errlen);
+            rc = render_expert_reply(&C->rr, C->env_name, s->action, &reply, err, errlen);
             s->resp = dup_mem(reply.v, sizeof(int32_t) * reply.n);
             s->rlen = (int)reply.n;
             tok_ids_free(&reply);
@@ -598,15 +598,15 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
         rc = (rep && xr && pairs && qp) ? 0 : seed_errf(err, errlen, "out of memory");
     for (int src = 0; src < N_SRC && !rc; src++)
         if (sk[src])
-            rc = actor_render_skill(&C->rr, ENV_SKILL_EPISODE, sk[src]->sk.episode, &blk_ep[src],
-                                    err, errlen);
+            rc = render_skill(&C->rr, ENV_SKILL_EPISODE, sk[src]->sk.episode, &blk_ep[src], err,
+                              errlen);
     for (int k = 0; k < n && !rc; k++) {
         const opd_step *s = &ep->st[k];
         opd_reply *taken = &rep[k * N_WHO + WHO_TAKEN], *ex = &rep[k * N_WHO + WHO_EXPERT];
         taken->ids = s->resp;
         taken->n = s->rlen;
         if (s->expert) {
-            rc = actor_render_expert_reply(&C->rr, C->env_name, s->expert, &xr[k], err, errlen);
+            rc = render_expert_reply(&C->rr, C->env_name, s->expert, &xr[k], err, errlen);
             ex->ids = xr[k].v;
             ex->n = (int)xr[k].n;
         }
@@ -621,9 +621,9 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
             pairs[np++] = (analyzer_score_pair){s->prompt, s->plen, r->ids, r->n, r->s};
             for (int src = 0; src < N_SRC && !rc; src++) {
                 if (!sk[src]) continue;
-                const char *ss = analyzer_skill_for_step(&sk[src]->sk, k + 1);
+                const char *ss = skill_for_step(&sk[src]->sk, k + 1);
                 blk_step.n = 0;
-                rc = actor_render_skill(&C->rr, ENV_SKILL_STEP, ss, &blk_step, err, errlen);
+                rc = render_skill(&C->rr, ENV_SKILL_STEP, ss, &blk_step, err, errlen);
                 int cap = s->plen + (int)blk_ep[src].n + (int)blk_step.n;
                 int *q = rc ? NULL : malloc(sizeof(int) * (size_t)cap);
                 r->q[src] = rc ? NULL : calloc((size_t)r->n, sizeof(float));
@@ -631,9 +631,9 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
                 if (!rc && (!q || !r->q[src])) rc = seed_errf(err, errlen, "out of memory");
                 if (rc) break;
                 /* the analyzer's splice: A + episode block + B + step block + C */
-                int qn = actor_prompt_splice(s->prompt, s->plen, s->slot_ep, s->slot_step,
-                                             blk_ep[src].v, (int)blk_ep[src].n, blk_step.v,
-                                             (int)blk_step.n, q, cap, err, errlen);
+                int qn = render_splice(s->prompt, s->plen, s->slot_ep, s->slot_step, blk_ep[src].v,
+                                       (int)blk_ep[src].n, blk_step.v, (int)blk_step.n, q, cap, err,
+                                       errlen);
                 if (qn < 0) {
                     rc = -1;
                     break;
@@ -864,7 +864,7 @@ static int setup(opd_ctx *C, char *err, size_t errlen) {
         return seed_errf(err, errlen,
                          "env %s has no expert or no hindsight oracle: this tool needs both",
                          C->env_name);
-    C->nkv = actor_job_env_kv(&job->envs[C->env_idx], C->kv, C->num);
+    C->nkv = job_env_kv(&job->envs[C->env_idx], C->kv, C->num);
     env_split_parse(C->a.split, &C->split);
     if (env_create(&C->e, C->env_name, C->kv, C->nkv, err, errlen)) return -1;
     C->T = (float)C->a.temperature;
@@ -886,9 +886,9 @@ static int setup(opd_ctx *C, char *err, size_t errlen) {
     if (model_set_temperature(C->m, C->T, err, errlen)) return -1;
     snprintf(path, sizeof path, "%s/tokenizer.json", C->a.model_dir);
     if (tok_load(&C->tk, path, err, errlen) || tok_ws_new(C->tk, &C->ws, err, errlen)) return -1;
-    if (actor_render_init(&C->rr, C->tk, job->algorithm.history, err, errlen)) return -1;
+    if (render_init(&C->rr, C->tk, job->algorithm.history, err, errlen)) return -1;
     C->vocab = cfg.vocab_size;
-    C->end_id = actor_end_token(C->tk);
+    C->end_id = render_end_token(C->tk);
     C->logits = malloc(sizeof(float) * (size_t)C->n_slots * (size_t)C->vocab);
     C->scratch = malloc(sizeof(float) * (size_t)C->vocab * 2);
     if (!C->logits || !C->scratch) return seed_errf(err, errlen, "out of memory");
@@ -896,7 +896,7 @@ static int setup(opd_ctx *C, char *err, size_t errlen) {
 }
 
 static void teardown(opd_ctx *C) {
-    if (C->tk) actor_render_free(&C->rr);
+    if (C->tk) render_free(&C->rr);
     env_destroy(C->e);
     model_free(C->m);
     tok_ws_free(C->ws);

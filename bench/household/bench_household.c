@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/household_world.h"
+#include "envs/env.h"
+#include "envs/household_world.h"
 #include "common/util.h"
 
 int main(int argc, char **argv) {

@@ -37,24 +37,24 @@ static void softmax_rows(float *S, int M, int nk, const int *nvis, float *lse_ro
     }
 }
 
-void attention_forward(float *out, float *lse, const float *q, int ldq, const attn_chunk *ch,
-                       int n_chunks, int ldkv, int H, int KVH, int D, int max_keys, float *scratch,
-                       int nthreads) {
+void cpu_attention_forward(float *out, float *lse, const float *q, int ldq,
+                           const cpu_attn_chunk *ch, int n_chunks, int ldkv, int H, int KVH, int D,
+                           int max_keys, float *scratch, int nthreads) {
     // out is (T,H*D), q is (T,ldq), lse is (T,H); per chunk k, v are (pos0+len, ldkv)
     const int grp = H / KVH, ldo = H * D;
     const float scale = 1.0f / sqrtf((float)D);
     const int items = n_chunks * KVH;
 #pragma omp parallel num_threads(nthreads)
     {
-        float *S = scratch + (size_t)omp_get_thread_num() * ATTN_BLOCK * max_keys;
-        int nvis[ATTN_BLOCK];
-        float lrow[ATTN_BLOCK];
+        float *S = scratch + (size_t)omp_get_thread_num() * CPU_ATTN_BLOCK * max_keys;
+        int nvis[CPU_ATTN_BLOCK];
+        float lrow[CPU_ATTN_BLOCK];
 #pragma omp for schedule(dynamic, 1)
         for (int it = 0; it < items; it++) {
-            const attn_chunk *c = &ch[it / KVH];
+            const cpu_attn_chunk *c = &ch[it / KVH];
             const int g = it % KVH;
             const float *K = c->k + g * D, *Vv = c->v + g * D;
-            if (c->len == 1 && grp <= ATTN_BLOCK) {
+            if (c->len == 1 && grp <= CPU_ATTN_BLOCK) {
                 /* decode: the grp query heads of KV head g are grp rows at stride D */
                 const int nk = c->pos0 + 1;
                 const float *Q = q + (size_t)c->tok0 * ldq + (size_t)g * grp * D;
@@ -70,8 +70,8 @@ void attention_forward(float *out, float *lse, const float *q, int ldq, const at
                 continue;
             }
             for (int h = g * grp; h < (g + 1) * grp; h++) {
-                for (int r0 = 0; r0 < c->len; r0 += ATTN_BLOCK) {
-                    const int M = SEED_MIN(ATTN_BLOCK, c->len - r0);
+                for (int r0 = 0; r0 < c->len; r0 += CPU_ATTN_BLOCK) {
+                    const int M = SEED_MIN(CPU_ATTN_BLOCK, c->len - r0);
                     const int nk = c->pos0 + r0 + M;
                     const float *Q = q + (size_t)(c->tok0 + r0) * ldq + h * D;
                     float *O = out + (size_t)(c->tok0 + r0) * ldo + h * D;
@@ -90,28 +90,28 @@ void attention_forward(float *out, float *lse, const float *q, int ldq, const at
     }
 }
 
-void attention_backward(float *dq, int lddq, int lddkv, const float *dout, const float *out,
-                        const float *lse, const float *q, int ldq, const attn_chunk *ch,
-                        int n_chunks, int ldkv, int H, int KVH, int D, int max_keys, float *scratch,
-                        int nthreads) {
+void cpu_attention_backward(float *dq, int lddq, int lddkv, const float *dout, const float *out,
+                            const float *lse, const float *q, int ldq, const cpu_attn_chunk *ch,
+                            int n_chunks, int ldkv, int H, int KVH, int D, int max_keys,
+                            float *scratch, int nthreads) {
     // dq is (T,lddq), dout/out are (T,H*D), lse is (T,H); per chunk dk, dv are (.., lddkv)
     const int grp = H / KVH, ldo = H * D;
     const float scale = 1.0f / sqrtf((float)D);
     const int items = n_chunks * KVH;
 #pragma omp parallel num_threads(nthreads)
     {
-        float *P = scratch + (size_t)omp_get_thread_num() * 2 * ATTN_BLOCK * max_keys;
-        float *dP = P + (size_t)ATTN_BLOCK * max_keys;
-        float di[ATTN_BLOCK];
+        float *P = scratch + (size_t)omp_get_thread_num() * 2 * CPU_ATTN_BLOCK * max_keys;
+        float *dP = P + (size_t)CPU_ATTN_BLOCK * max_keys;
+        float di[CPU_ATTN_BLOCK];
 #pragma omp for schedule(dynamic, 1)
         for (int it = 0; it < items; it++) {
-            const attn_chunk *c = &ch[it / KVH];
+            const cpu_attn_chunk *c = &ch[it / KVH];
             const int g = it % KVH;
             const float *K = c->k + g * D, *Vv = c->v + g * D;
             float *dK = c->dk + g * D, *dV = c->dv + g * D;
             for (int h = g * grp; h < (g + 1) * grp; h++) {
-                for (int r0 = 0; r0 < c->len; r0 += ATTN_BLOCK) {
-                    const int M = SEED_MIN(ATTN_BLOCK, c->len - r0);
+                for (int r0 = 0; r0 < c->len; r0 += CPU_ATTN_BLOCK) {
+                    const int M = SEED_MIN(CPU_ATTN_BLOCK, c->len - r0);
                     const int nk = c->pos0 + r0 + M;
                     const size_t row0 = (size_t)(c->tok0 + r0);
                     const float *Q = q + row0 * ldq + h * D;

@@ -48,8 +48,8 @@ typedef struct cpu_state {
     float *block;               /* the one allocation */
     float *rope_cos, *rope_sin; /* (maxlen, D/2) */
     float *kcache, *vcache;     /* (L, S, maxlen, KVD) */
-    float *attn_scratch;        /* nthreads * 2 * ATTN_BLOCK * maxlen */
-    float *head_scratch;        /* head_block_rows(V) * V */
+    float *attn_scratch;        /* nthreads * 2 * CPU_ATTN_BLOCK * maxlen */
+    float *head_scratch;        /* cpu_head_block_rows(V) * V */
     float *partial;             /* (nthreads, C) */
     /* inference, P tokens */
     int P;
@@ -58,14 +58,14 @@ typedef struct cpu_state {
      * of each head row; irowtok: that head row's token row; idst: where its log-prob goes */
     int *ipos, *itgt, *icslot, *ilast, *irowtok;
     float **idst;
-    attn_chunk *ichunks;
+    cpu_attn_chunk *ichunks;
     /* training, T tokens */
     int T;
     cpu_layer_acts *acts;
     float *xf, *lnf, *rstdf, *hlse, *hent, *clogp, *cent, *cdlogp, *cdent;
     int *tpos, *trow, *ttgt, *krow;
     float *hkeep; /* (T,V) logits kept from forward to backward, NULL when too large */
-    attn_chunk *tchunks;
+    cpu_attn_chunk *tchunks;
     int fwd_entropy; /* the pending forward computed entropies */
     float fwd_inv_t; /* 1 / temperature of the pending forward */
     int fwd_rows;
@@ -94,8 +94,8 @@ static void plan(cpu_state *s, planner *p) {
     size_t kv = (size_t)s->L * s->S * s->maxlen * s->KVD;
     s->kcache = TAKE_F(p, kv);
     s->vcache = TAKE_F(p, kv);
-    s->attn_scratch = TAKE_F(p, (size_t)s->nthreads * 2 * ATTN_BLOCK * s->maxlen);
-    s->head_scratch = TAKE_F(p, (size_t)head_block_rows(s->V) * s->V);
+    s->attn_scratch = TAKE_F(p, (size_t)s->nthreads * 2 * CPU_ATTN_BLOCK * s->maxlen);
+    s->head_scratch = TAKE_F(p, (size_t)cpu_head_block_rows(s->V) * s->V);
     s->partial = TAKE_F(p, (size_t)s->nthreads * C);
     s->ix = TAKE_F(p, P * C);
     s->iln = TAKE_F(p, P * C);
@@ -112,7 +112,7 @@ static void plan(cpu_state *s, planner *p) {
     s->ilast = TAKE_I(p, P);
     s->irowtok = TAKE_I(p, P);
     s->idst = take(p, P * sizeof(float *));
-    s->ichunks = take(p, P * sizeof(attn_chunk));
+    s->ichunks = take(p, P * sizeof(cpu_attn_chunk));
     if (T == 0) return;
     for (int l = 0; l < s->L; l++) {
         cpu_layer_acts *a = p->base ? &s->acts[l] : &(cpu_layer_acts){0};
@@ -139,7 +139,7 @@ static void plan(cpu_state *s, planner *p) {
     s->ttgt = TAKE_I(p, T);
     s->krow = TAKE_I(p, T);
     s->hkeep = T * s->V * sizeof(float) <= CPU_HEAD_KEEP_BYTES ? TAKE_F(p, T * s->V) : NULL;
-    s->tchunks = take(p, T * sizeof(attn_chunk));
+    s->tchunks = take(p, T * sizeof(cpu_attn_chunk));
     s->dx = TAKE_F(p, T * C);
     s->dln = TAKE_F(p, T * C);
     s->tln = TAKE_F(p, T * C);
@@ -229,16 +229,16 @@ typedef struct layer_io {
 /* kc/vc: this layer's cache base (NULL: keys and values stay in qkv), cslot: each
  * chunk's slot when cached. */
 static void layer_forward(cpu_state *s, const model *m, int l, int T, const int *pos, layer_io *io,
-                          attn_chunk *ch, int n_ch, float *kc, float *vc, const int *cslot) {
+                          cpu_attn_chunk *ch, int n_ch, float *kc, float *vc, const int *cslot) {
     const model_layer_weights *w = &m->w.layers[l];
     const int C = s->C, QKV = s->QKV;
     const float eps = m->cfg.rms_norm_eps;
-    rmsnorm_forward(io->ln, io->rstd1, io->x, w->ln1, T, C, eps);
-    matmul_forward(io->qkv, io->ln, w->wqkv, w->bqkv, T, C, QKV, 0.0f);
-    rope_forward(io->qkv, QKV, pos, T, s->H + s->KVH, s->D, s->rope_cos, s->rope_sin, 0);
+    cpu_rmsnorm_forward(io->ln, io->rstd1, io->x, w->ln1, T, C, eps);
+    cpu_matmul_forward(io->qkv, io->ln, w->wqkv, w->bqkv, T, C, QKV, 0.0f);
+    cpu_rope_forward(io->qkv, QKV, pos, T, s->H + s->KVH, s->D, s->rope_cos, s->rope_sin, 0);
     int ldkv = QKV;
     for (int i = 0; i < n_ch; i++) {
-        attn_chunk *c = &ch[i];
+        cpu_attn_chunk *c = &ch[i];
         const float *src = io->qkv + (size_t)c->tok0 * QKV + s->Q;
         if (kc) {
             size_t base = ((size_t)l * s->S + cslot[i]) * s->maxlen * s->KVD;
@@ -257,15 +257,15 @@ static void layer_forward(cpu_state *s, const model *m, int l, int T, const int 
             c->v = src + s->KVD;
         }
     }
-    attention_forward(io->att, io->lse, io->qkv, QKV, ch, n_ch, ldkv, s->H, s->KVH, s->D, s->maxlen,
-                      s->attn_scratch, s->nthreads);
+    cpu_attention_forward(io->att, io->lse, io->qkv, QKV, ch, n_ch, ldkv, s->H, s->KVH, s->D,
+                          s->maxlen, s->attn_scratch, s->nthreads);
     if (io->res2 != io->x) memcpy(io->res2, io->x, sizeof(float) * T * C);
-    matmul_forward(io->res2, io->att, w->wo, NULL, T, s->Q, C, 1.0f);
-    rmsnorm_forward(io->ln, io->rstd2, io->res2, w->ln2, T, C, eps);
-    matmul_forward(io->gu, io->ln, w->wgu, NULL, T, C, 2 * s->I, 0.0f);
-    swiglu_forward(io->h, io->gu, T, s->I);
+    cpu_matmul_forward(io->res2, io->att, w->wo, NULL, T, s->Q, C, 1.0f);
+    cpu_rmsnorm_forward(io->ln, io->rstd2, io->res2, w->ln2, T, C, eps);
+    cpu_matmul_forward(io->gu, io->ln, w->wgu, NULL, T, C, 2 * s->I, 0.0f);
+    cpu_swiglu_forward(io->h, io->gu, T, s->I);
     if (io->out != io->res2) memcpy(io->out, io->res2, sizeof(float) * T * C);
-    matmul_forward(io->out, io->h, w->wd, NULL, T, s->I, C, 1.0f);
+    cpu_matmul_forward(io->out, io->h, w->wd, NULL, T, s->I, C, 1.0f);
 }
 
 /* Run all layers in place over the inference buffers (T <= P tokens in ix). */
@@ -311,7 +311,7 @@ static void cached_passes(model *m, int n_chunks, const int *slots, const int *c
         int T = 0, n_ch = 0, first_done = -1, ndone = 0, R = 0;
         while (ci < n_chunks && T < s->P) {
             int n = SEED_MIN(lens[ci] - off, s->P - T);
-            attn_chunk *c = &s->ichunks[n_ch];
+            cpu_attn_chunk *c = &s->ichunks[n_ch];
             c->tok0 = T;
             c->len = n;
             c->pos0 = m->kv_len[slots[ci]] + off;
@@ -339,23 +339,23 @@ static void cached_passes(model *m, int n_chunks, const int *slots, const int *c
                 off = 0;
             }
         }
-        encoder_forward(s->ix, s->itgt, m->w.embed, T, C);
+        cpu_encoder_forward(s->ix, s->itgt, m->w.embed, T, C);
         infer_layers(s, m, T, n_ch, 1);
         if (logits_out && ndone > 0) {
             for (int k = 0; k < ndone; k++)
                 memcpy(s->irows + (size_t)k * C, s->ix + (size_t)s->ilast[k] * C,
                        sizeof(float) * C);
-            rmsnorm_forward(s->iln, NULL, s->irows, m->w.norm, ndone, C, m->cfg.rms_norm_eps);
-            matmul_forward(logits_out + (size_t)first_done * V, s->iln, m->w.head, NULL, ndone, C,
-                           V, 0.0f);
+            cpu_rmsnorm_forward(s->iln, NULL, s->irows, m->w.norm, ndone, C, m->cfg.rms_norm_eps);
+            cpu_matmul_forward(logits_out + (size_t)first_done * V, s->iln, m->w.head, NULL, ndone,
+                               C, V, 0.0f);
         }
         if (R > 0) {
             for (int r = 0; r < R; r++)
                 memcpy(s->irows + (size_t)r * C, s->ix + (size_t)s->irowtok[r] * C,
                        sizeof(float) * C);
-            rmsnorm_forward(s->iln, NULL, s->irows, m->w.norm, R, C, m->cfg.rms_norm_eps);
-            head_forward(s->ilogp, NULL, s->ilse, s->ilast, s->iln, m->w.head, R, C, V,
-                         1.0f / m->temperature, s->head_scratch, NULL);
+            cpu_rmsnorm_forward(s->iln, NULL, s->irows, m->w.norm, R, C, m->cfg.rms_norm_eps);
+            cpu_head_forward(s->ilogp, NULL, s->ilse, s->ilast, s->iln, m->w.head, R, C, V,
+                             1.0f / m->temperature, s->head_scratch, NULL);
             for (int r = 0; r < R; r++) *s->idst[r] = s->ilogp[r];
         }
     }
@@ -382,15 +382,15 @@ static int cpu_forward_logits(model *m, const int *tokens, int n, float *logits_
                               size_t errlen) {
     cpu_state *s = m->bs;
     set_threads(s);
-    attn_chunk *c = &s->ichunks[0];
+    cpu_attn_chunk *c = &s->ichunks[0];
     c->tok0 = 0;
     c->len = n;
     c->pos0 = 0;
     for (int j = 0; j < n; j++) s->ipos[j] = j;
-    encoder_forward(s->ix, tokens, m->w.embed, n, s->C);
+    cpu_encoder_forward(s->ix, tokens, m->w.embed, n, s->C);
     infer_layers(s, m, n, 1, 0);
-    rmsnorm_forward(s->iln, NULL, s->ix, m->w.norm, n, s->C, m->cfg.rms_norm_eps);
-    matmul_forward(logits_out, s->iln, m->w.head, NULL, n, s->C, s->V, 0.0f);
+    cpu_rmsnorm_forward(s->iln, NULL, s->ix, m->w.norm, n, s->C, m->cfg.rms_norm_eps);
+    cpu_matmul_forward(logits_out, s->iln, m->w.head, NULL, n, s->C, s->V, 0.0f);
     (void)err;
     (void)errlen;
     return 0;
@@ -409,7 +409,7 @@ static int cpu_score(model *m, int n, const int *const *prompt, const int *plen,
         int T = 0, n_ch = 0, first = i;
         while (i < n && (rlen[i] == 0 || T + plen[i] + rlen[i] <= s->P)) {
             if (rlen[i] > 0) {
-                attn_chunk *c = &s->ichunks[n_ch++];
+                cpu_attn_chunk *c = &s->ichunks[n_ch++];
                 c->tok0 = T;
                 c->len = plen[i] + rlen[i];
                 c->pos0 = 0;
@@ -421,7 +421,7 @@ static int cpu_score(model *m, int n, const int *const *prompt, const int *plen,
             i++;
         }
         if (T == 0) continue;
-        encoder_forward(s->ix, s->itgt, m->w.embed, T, C);
+        cpu_encoder_forward(s->ix, s->itgt, m->w.embed, T, C);
         infer_layers(s, m, T, n_ch, 0);
         /* gather the rows predicting response tokens: position plen-1+j predicts resp[j] */
         int R = 0, t0 = 0;
@@ -434,9 +434,9 @@ static int cpu_score(model *m, int n, const int *const *prompt, const int *plen,
             }
             t0 += plen[k] + rlen[k];
         }
-        rmsnorm_forward(s->iln, NULL, s->irows, m->w.norm, R, C, m->cfg.rms_norm_eps);
-        head_forward(s->ilogp, NULL, s->ilse, s->icslot, s->iln, m->w.head, R, C, s->V,
-                     1.0f / m->temperature, s->head_scratch, NULL);
+        cpu_rmsnorm_forward(s->iln, NULL, s->irows, m->w.norm, R, C, m->cfg.rms_norm_eps);
+        cpu_head_forward(s->ilogp, NULL, s->ilse, s->icslot, s->iln, m->w.head, R, C, s->V,
+                         1.0f / m->temperature, s->head_scratch, NULL);
         R = 0;
         for (int k = first; k < i; k++)
             for (int j = 0; j < rlen[k]; j++) out[k][j] = s->ilogp[R++];
@@ -450,7 +450,7 @@ static int cpu_score(model *m, int n, const int *const *prompt, const int *plen,
 
 static void train_chunks(cpu_state *s, const model_batch *b) {
     for (int k = 0; k < b->n_seqs; k++) {
-        attn_chunk *c = &s->tchunks[k];
+        cpu_attn_chunk *c = &s->tchunks[k];
         c->tok0 = b->cu_seqlens[k];
         c->len = b->cu_seqlens[k + 1] - b->cu_seqlens[k];
         c->pos0 = 0;
@@ -479,7 +479,7 @@ static int cpu_train_forward(model *m, const model_batch *b, float *logp, float 
     set_threads(s);
     const int T = b->n_tokens, C = s->C;
     train_chunks(s, b);
-    encoder_forward(s->acts[0].x, b->tokens, m->w.embed, T, C);
+    cpu_encoder_forward(s->acts[0].x, b->tokens, m->w.embed, T, C);
     for (int l = 0; l < s->L; l++) {
         layer_io io = train_io(s, l);
         layer_forward(s, m, l, T, s->tpos, &io, s->tchunks, b->n_seqs, NULL, NULL, NULL);
@@ -492,10 +492,10 @@ static int cpu_train_forward(model *m, const model_batch *b, float *logp, float 
             s->trow[R] = t;
             s->ttgt[R++] = b->targets[t];
         }
-    rmsnorm_forward(s->lnf, s->rstdf, s->dlnf, m->w.norm, R, C, m->cfg.rms_norm_eps);
+    cpu_rmsnorm_forward(s->lnf, s->rstdf, s->dlnf, m->w.norm, R, C, m->cfg.rms_norm_eps);
     s->fwd_inv_t = 1.0f / m->temperature; /* the backward differentiates this forward */
-    head_forward(s->clogp, entropy ? s->cent : NULL, s->hlse, s->ttgt, s->lnf, m->w.head, R, C,
-                 s->V, s->fwd_inv_t, s->head_scratch, s->hkeep);
+    cpu_head_forward(s->clogp, entropy ? s->cent : NULL, s->hlse, s->ttgt, s->lnf, m->w.head, R, C,
+                     s->V, s->fwd_inv_t, s->head_scratch, s->hkeep);
     memset(logp, 0, sizeof(float) * T);
     if (entropy) memset(entropy, 0, sizeof(float) * T);
     for (int r = 0; r < R; r++) {
@@ -517,28 +517,29 @@ static void layer_backward(cpu_state *s, model *m, int l, int T, const model_bat
     const float eps = m->cfg.rms_norm_eps;
     float *dx = s->dx; /* (T,C): gradient wrt the layer output, becomes wrt its input */
     /* MLP: out = res2 + down(silu(gate) * up) */
-    rmsnorm_forward(s->tln, NULL, a->res2, w->ln2, T, C, eps);
-    swiglu_forward(s->th, a->gu, T, I);
-    matmul_backward(s->dh, g->wd, NULL, dx, s->th, w->wd, T, I, C, 0.0f);
-    swiglu_backward(s->dgu, s->dh, a->gu, T, I);
-    matmul_backward(s->dln, g->wgu, NULL, s->dgu, s->tln, w->wgu, T, C, 2 * I, 0.0f);
-    rmsnorm_backward(dx, g->ln2, s->dln, a->res2, w->ln2, a->rstd2, T, C, s->partial);
+    cpu_rmsnorm_forward(s->tln, NULL, a->res2, w->ln2, T, C, eps);
+    cpu_swiglu_forward(s->th, a->gu, T, I);
+    cpu_matmul_backward(s->dh, g->wd, NULL, dx, s->th, w->wd, T, I, C, 0.0f);
+    cpu_swiglu_backward(s->dgu, s->dh, a->gu, T, I);
+    cpu_matmul_backward(s->dln, g->wgu, NULL, s->dgu, s->tln, w->wgu, T, C, 2 * I, 0.0f);
+    cpu_rmsnorm_backward(dx, g->ln2, s->dln, a->res2, w->ln2, a->rstd2, T, C, s->partial);
     /* attention: res2 = x + o_proj(att) */
-    matmul_backward(s->datt, g->wo, NULL, dx, a->att, w->wo, T, Q, C, 0.0f);
+    cpu_matmul_backward(s->datt, g->wo, NULL, dx, a->att, w->wo, T, Q, C, 0.0f);
     memset(s->dqkv, 0, sizeof(float) * T * QKV);
     for (int k = 0; k < b->n_seqs; k++) {
-        attn_chunk *c = &s->tchunks[k];
+        cpu_attn_chunk *c = &s->tchunks[k];
         c->k = a->qkv + (size_t)c->tok0 * QKV + Q;
         c->v = c->k + s->KVD;
         c->dk = s->dqkv + (size_t)c->tok0 * QKV + Q;
         c->dv = c->dk + s->KVD;
     }
-    attention_backward(s->dqkv, QKV, QKV, s->datt, a->att, a->lse, a->qkv, QKV, s->tchunks,
-                       b->n_seqs, QKV, s->H, s->KVH, s->D, s->maxlen, s->attn_scratch, s->nthreads);
-    rope_forward(s->dqkv, QKV, s->tpos, T, s->H + s->KVH, s->D, s->rope_cos, s->rope_sin, 1);
-    rmsnorm_forward(s->tln, NULL, a->x, w->ln1, T, C, eps);
-    matmul_backward(s->dln, g->wqkv, g->bqkv, s->dqkv, s->tln, w->wqkv, T, C, QKV, 0.0f);
-    rmsnorm_backward(dx, g->ln1, s->dln, a->x, w->ln1, a->rstd1, T, C, s->partial);
+    cpu_attention_backward(s->dqkv, QKV, QKV, s->datt, a->att, a->lse, a->qkv, QKV, s->tchunks,
+                           b->n_seqs, QKV, s->H, s->KVH, s->D, s->maxlen, s->attn_scratch,
+                           s->nthreads);
+    cpu_rope_forward(s->dqkv, QKV, s->tpos, T, s->H + s->KVH, s->D, s->rope_cos, s->rope_sin, 1);
+    cpu_rmsnorm_forward(s->tln, NULL, a->x, w->ln1, T, C, eps);
+    cpu_matmul_backward(s->dln, g->wqkv, g->bqkv, s->dqkv, s->tln, w->wqkv, T, C, QKV, 0.0f);
+    cpu_rmsnorm_backward(dx, g->ln1, s->dln, a->x, w->ln1, a->rstd1, T, C, s->partial);
 }
 
 static int cpu_train_backward(model *m, const model_batch *b, const float *dlogp,
@@ -571,18 +572,19 @@ static int cpu_train_backward(model *m, const model_batch *b, const float *dlogp
     m->fwd_tokens = -1;
     memset(s->dx, 0, sizeof(float) * T * C);
     if (R > 0) {
-        rmsnorm_forward(s->lnf, NULL, s->tln, m->w.norm, R, C, m->cfg.rms_norm_eps);
-        head_backward(s->dlnf, m->g.head, s->cdlogp, dentropy ? s->cdent : NULL, s->ttgt, s->hlse,
-                      s->cent, s->lnf, m->w.head, R, C, s->V, s->fwd_inv_t, s->head_scratch,
-                      s->hkeep, s->krow);
+        cpu_rmsnorm_forward(s->lnf, NULL, s->tln, m->w.norm, R, C, m->cfg.rms_norm_eps);
+        cpu_head_backward(s->dlnf, m->g.head, s->cdlogp, dentropy ? s->cdent : NULL, s->ttgt,
+                          s->hlse, s->cent, s->lnf, m->w.head, R, C, s->V, s->fwd_inv_t,
+                          s->head_scratch, s->hkeep, s->krow);
         /* final norm backward on the compact rows, scattered into dx */
         memset(s->dln, 0, sizeof(float) * R * C);
-        rmsnorm_backward(s->dln, m->g.norm, s->dlnf, s->tln, m->w.norm, s->rstdf, R, C, s->partial);
+        cpu_rmsnorm_backward(s->dln, m->g.norm, s->dlnf, s->tln, m->w.norm, s->rstdf, R, C,
+                             s->partial);
         for (int r = 0; r < R; r++)
             memcpy(s->dx + (size_t)s->trow[r] * C, s->dln + (size_t)r * C, sizeof(float) * C);
     }
     for (int l = s->L - 1; l >= 0; l--) layer_backward(s, m, l, T, b);
-    encoder_backward(m->g.embed, s->dx, b->tokens, T, C);
+    cpu_encoder_backward(m->g.embed, s->dx, b->tokens, T, C);
     return 0;
 }
 

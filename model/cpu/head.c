@@ -3,13 +3,13 @@
  * dlogits = f(logits, lse, dlogp, dentropy), then two GEMMs (dx = dz W, dW += dz^T x).
  * When the caller can afford (rows x V) floats it passes `keep`, and the backward reads
  * the stored logits instead of recomputing them (one GEMM of the head saved); otherwise
- * logits exist one block of rows at a time (head_block_rows(V) x V, ~8 MiB) and the
+ * logits exist one block of rows at a time (cpu_head_block_rows(V) x V, ~8 MiB) and the
  * backward recomputes each block, so memory stays bounded for a 150k vocabulary. */
 #include "model/cpu/kernels.h"
 
 #include <math.h>
 
-int head_block_rows(int V) {
+int cpu_head_block_rows(int V) {
     /* about 8 MiB of logits per block: large GEMMs, still cache-friendly stats passes */
     int rb = (int)((2u << 20) / (unsigned)V);
     return rb < 16 ? 16 : rb > 256 ? 256 : rb;
@@ -32,10 +32,11 @@ static float row_stats(const float *z, int V, float *entropy) {
     return lse;
 }
 
-void head_forward(float *logp, float *entropy, float *lse, const int *targets, const float *x,
-                  const float *w, int R, int C, int V, float inv_t, float *scratch, float *keep) {
+void cpu_head_forward(float *logp, float *entropy, float *lse, const int *targets, const float *x,
+                      const float *w, int R, int C, int V, float inv_t, float *scratch,
+                      float *keep) {
     // x is (R,C), w is (V,C); scratch holds RB x V logits; keep (R,V) or NULL
-    const int RB = head_block_rows(V);
+    const int RB = cpu_head_block_rows(V);
     for (int r0 = 0; r0 < R; r0 += RB) {
         const int M = SEED_MIN(RB, R - r0);
         float *z0 = keep ? keep + (size_t)r0 * V : scratch;
@@ -52,12 +53,12 @@ void head_forward(float *logp, float *entropy, float *lse, const int *targets, c
     }
 }
 
-void head_backward(float *dx, float *dw, const float *dlogp, const float *dent, const int *targets,
-                   const float *lse, const float *entropy, const float *x, const float *w, int R,
-                   int C, int V, float inv_t, float *scratch, const float *kept,
-                   const int *kept_row) {
+void cpu_head_backward(float *dx, float *dw, const float *dlogp, const float *dent,
+                       const int *targets, const float *lse, const float *entropy, const float *x,
+                       const float *w, int R, int C, int V, float inv_t, float *scratch,
+                       const float *kept, const int *kept_row) {
     // dx, x are (R,C); dw, w are (V,C); scratch holds RB x V; kept rows are (.., V)
-    const int RB = head_block_rows(V);
+    const int RB = cpu_head_block_rows(V);
     for (int r0 = 0; r0 < R; r0 += RB) {
         const int M = SEED_MIN(RB, R - r0);
         const float *xb = x + (size_t)r0 * C;

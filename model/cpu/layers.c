@@ -6,14 +6,14 @@
 #include <math.h>
 #include <omp.h>
 
-void encoder_forward(float *out, const int *tokens, const float *wte, int T, int C) {
+void cpu_encoder_forward(float *out, const int *tokens, const float *wte, int T, int C) {
     // out is (T,C), wte is (V,C)
 #pragma omp parallel for schedule(static) if (T > 64)
     for (int t = 0; t < T; t++)
         memcpy(out + (size_t)t * C, wte + (size_t)tokens[t] * C, sizeof(float) * C);
 }
 
-void encoder_backward(float *dwte, const float *dout, const int *tokens, int T, int C) {
+void cpu_encoder_backward(float *dwte, const float *dout, const int *tokens, int T, int C) {
     // dwte is (V,C), dout is (T,C); tokens repeat, so columns split the work
 #pragma omp parallel
     {
@@ -27,8 +27,8 @@ void encoder_backward(float *dwte, const float *dout, const int *tokens, int T, 
     }
 }
 
-void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int T, int C,
-                     float eps) {
+void cpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int T,
+                         int C, float eps) {
     // out, inp are (T,C), weight is (C), rstd is (T)
 #pragma omp parallel for schedule(static) if (T > 16)
     for (int t = 0; t < T; t++) {
@@ -43,8 +43,8 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *wei
     }
 }
 
-void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp,
-                      const float *weight, const float *rstd, int T, int C, float *partial) {
+void cpu_rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp,
+                          const float *weight, const float *rstd, int T, int C, float *partial) {
     // dinp, dout, inp are (T,C); partial is (nthreads,C)
     int nthr = 1;
 #pragma omp parallel
@@ -72,8 +72,8 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const floa
         for (int c = 0; c < C; c++) dweight[c] += partial[(size_t)i * C + c];
 }
 
-void rope_forward(float *x, int ld, const int *pos, int T, int n_heads, int D, const float *cos_t,
-                  const float *sin_t, int inverse) {
+void cpu_rope_forward(float *x, int ld, const int *pos, int T, int n_heads, int D,
+                      const float *cos_t, const float *sin_t, int inverse) {
     // x is (T,ld) with heads at columns h*D; cos_t, sin_t are (max_pos, D/2)
     int half = D / 2;
     float sg = inverse ? -1.0f : 1.0f;
@@ -91,7 +91,7 @@ void rope_forward(float *x, int ld, const int *pos, int T, int n_heads, int D, c
     }
 }
 
-void swiglu_forward(float *h, const float *gu, int T, int I) {
+void cpu_swiglu_forward(float *h, const float *gu, int T, int I) {
     // h is (T,I), gu is (T,2I): gate then up
 #pragma omp parallel for schedule(static) if (T > 4)
     for (int t = 0; t < T; t++) {
@@ -101,7 +101,7 @@ void swiglu_forward(float *h, const float *gu, int T, int I) {
     }
 }
 
-void swiglu_backward(float *dgu, const float *dh, const float *gu, int T, int I) {
+void cpu_swiglu_backward(float *dgu, const float *dh, const float *gu, int T, int I) {
     // dgu is (T,2I), dh is (T,I), gu is (T,2I)
 #pragma omp parallel for schedule(static) if (T > 4)
     for (int t = 0; t < T; t++) {

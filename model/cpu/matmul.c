@@ -78,8 +78,8 @@ void cpu_sgemm(int transA, int transB, int M, int N, int K, float alpha, const f
     }
 }
 
-void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int T,
-                    int C, int OC, float beta) {
+void cpu_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int T,
+                        int C, int OC, float beta) {
     // out is (T,OC), inp is (T,C), weight is (OC,C), bias is (OC)
     if (bias) {
         if (beta == 0.0f) {
@@ -93,8 +93,9 @@ void matmul_forward(float *out, const float *inp, const float *weight, const flo
     cpu_sgemm(0, 1, T, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
 }
 
-void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                     const float *weight, int T, int C, int OC, float dinp_beta) {
+void cpu_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                         const float *inp, const float *weight, int T, int C, int OC,
+                         float dinp_beta) {
     // dout is (T,OC), inp is (T,C), weight is (OC,C)
     if (dinp) cpu_sgemm(0, 0, T, C, OC, 1.0f, dout, OC, weight, C, dinp_beta, dinp, C);
     cpu_sgemm(1, 0, OC, C, T, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);

@@ -3,7 +3,7 @@
  * attention as tiles of SEEDCU_ATT_ROWS rows (one warp each) against keys staged in
  * shared memory SEEDCU_ATT_KEYS at a time, with the online softmax, so memory stays
  * O(T D) whatever the sequence length. Arithmetic is fp32 throughout; bf16 is only a
- * storage format. The formulas are those of model/cpu (same names). */
+ * storage format. The formulas are those of model/cpu (same names, less cpu_). */
 #include "model/cuda/kernels.cuh"
 
 #include <math.h>

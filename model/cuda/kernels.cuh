@@ -1,6 +1,6 @@
 /* kernels.cuh — the CUDA backend's layer kernels: the CPU backend's functions
- * (model/cpu/kernels.h) with the same names and argument order, in namespace seedcu,
- * for bf16 weights and activations with fp32 accumulation.
+ * (model/cpu/kernels.h) with the same names less the cpu_ prefix and the same argument
+ * order, in namespace seedcu, for bf16 weights and activations with fp32 accumulation.
  *
  * Conventions (as kernels.h): T rows, C hidden, V vocab, I intermediate, H query heads,
  * KVH key/value heads, D head_dim (D <= SEEDCU_MAX_D). Weights are row-major (out, in).

@@ -1,12 +1,12 @@
 /* sokoban_group.h — a realistic episode group for the analyzer's scoring test and
  * benchmark (bench/analyzer), built by the real pieces: G sokoban episodes of one task
- * (6x6, one box), each step's prompt rendered by the actor's renderer (actor/episode.h,
+ * (6x6, one box), each step's prompt rendered by the actor's renderer (roles/render.h,
  * history 2) from the env's own observations, actions 10% the env's expert and 90%
  * random admissible ones (so episodes run about max_steps, as a learning policy's do),
  * responses shaped like the policy's
  * ("<think>...</think><action>...</action><|im_end|>", at most max_resp tokens), and for
- * q the sokoban oracle's hindsight skill of each episode (analyzer/skill.h) spliced into
- * both slots by actor_prompt_splice, exactly as analyzer_main.c does.
+ * q the sokoban oracle's hindsight skill of each episode (roles/skill.h) spliced into
+ * both slots by render_splice, exactly as analyzer_main.c does.
  *
  * sokoban_group_pairs() gives the pairs an analyzer scores for the group: per step the
  * s pair (prompt, response) then the q pair (prompt with skills, response). Header-only
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "analyzer/score.h"
-#include "analyzer/skill.h"
+#include "roles/skill.h"
 #include "common/util.h"
 
 typedef struct sokoban_group {
@@ -47,8 +47,8 @@ static int sokoban_group_build(sokoban_group *g, const tok *tk, int G, int max_s
     char num[16];
     snprintf(num, sizeof num, "%d", max_steps);
     env_kv kv[] = {{"room_size", "6"}, {"boxes", "1"}, {"max_steps", num}};
-    actor_render rr;
-    if (actor_render_init(&rr, tk, 2, err, errlen)) return -1;
+    render_ctx rr;
+    if (render_init(&rr, tk, 2, err, errlen)) return -1;
     int cap = G * max_steps;
     g->ids = calloc((size_t)cap * 3, sizeof *g->ids);
     g->pairs = calloc((size_t)cap * 2, sizeof *g->pairs);
@@ -67,8 +67,8 @@ static int sokoban_group_build(sokoban_group *g, const tok *tk, int G, int max_s
         for (; n < max_steps && n < 64 && !rc && !obs.done; n++) {
             tok_ids *prompt = &g->ids[g->n_ids++], *resp = &g->ids[g->n_ids++];
             g->n_ids++; /* the q prompt, spliced once the episode's skill is known */
-            rc = actor_render_prompt(&rr, en, &obs, hist, n, NULL, NULL, prompt, &slot_ep[n],
-                                     &slot_step[n], err, errlen);
+            rc = render_prompt(&rr, en, &obs, hist, n, NULL, NULL, prompt, &slot_ep[n],
+                               &slot_step[n], err, errlen);
             snprintf(obs_txt[n], sizeof obs_txt[n], "%s", obs.observation);
             char act[128];
             if (!rc && (seed_rng_uniform(&rng) < 0.1 || obs.n_admissible == 0))
@@ -90,7 +90,7 @@ static int sokoban_group_build(sokoban_group *g, const tok *tk, int G, int max_s
             rc = tok_encode(tk, rr.ws, text, strlen(text), TOK_ENCODE_SPLIT_SPECIAL, resp, err,
                             errlen);
             if (!rc && (int)resp->n > max_resp) resp->n = (size_t)max_resp;
-            int end = actor_end_token(tk);
+            int end = render_end_token(tk);
             if (!rc && end >= 0) resp->v[resp->n - 1] = end;
             snprintf(act_txt[n], sizeof act_txt[n], "%s", act);
             hist[n] = (env_prompt_step){obs_txt[n], act_txt[n]};
@@ -104,23 +104,23 @@ static int sokoban_group_build(sokoban_group *g, const tok *tk, int G, int max_s
         if (!rc)
             rc = env_hindsight("sokoban", kv, 3, seed, ENV_SPLIT_TRAIN, acts, n, skill_txt,
                                sizeof skill_txt, err, errlen);
-        analyzer_skill sk;
+        skill_parsed sk;
         tok_ids ep_ids = {0}, st_ids = {0};
         if (!rc) {
-            analyzer_skill_parse(skill_txt, strlen(skill_txt), 5, &sk);
-            rc = actor_render_skill(&rr, ENV_SKILL_EPISODE, sk.episode, &ep_ids, err, errlen);
+            skill_parse(skill_txt, strlen(skill_txt), 5, &sk);
+            rc = render_skill(&rr, ENV_SKILL_EPISODE, sk.episode, &ep_ids, err, errlen);
         }
         for (int k = 0; k < n && !rc; k++) {
             tok_ids *prompt = &g->ids[first + 3 * k], *resp = prompt + 1, *q = prompt + 2;
             st_ids.n = 0;
-            rc = actor_render_skill(&rr, ENV_SKILL_STEP, analyzer_skill_for_step(&sk, k + 1),
-                                    &st_ids, err, errlen);
+            rc =
+                render_skill(&rr, ENV_SKILL_STEP, skill_for_step(&sk, k + 1), &st_ids, err, errlen);
             size_t qcap = prompt->n + ep_ids.n + st_ids.n;
             for (size_t j = 0; j < qcap && !rc; j++)
                 if (tok_ids_push(q, 0)) rc = seed_errf(err, errlen, "out of memory");
-            if (!rc && actor_prompt_splice(prompt->v, (int)prompt->n, slot_ep[k], slot_step[k],
-                                           ep_ids.v, (int)ep_ids.n, st_ids.v, (int)st_ids.n, q->v,
-                                           (int)qcap, err, errlen) < 0)
+            if (!rc && render_splice(prompt->v, (int)prompt->n, slot_ep[k], slot_step[k], ep_ids.v,
+                                     (int)ep_ids.n, st_ids.v, (int)st_ids.n, q->v, (int)qcap, err,
+                                     errlen) < 0)
                 rc = -1;
             g->pairs[g->n_pairs++] =
                 (analyzer_score_pair){prompt->v, (int)prompt->n, resp->v, (int)resp->n, NULL};
@@ -133,7 +133,7 @@ static int sokoban_group_build(sokoban_group *g, const tok *tk, int G, int max_s
         tok_ids_free(&ep_ids);
         tok_ids_free(&st_ids);
     }
-    actor_render_free(&rr);
+    render_free(&rr);
     size_t tot = 0;
     for (int i = 0; i < g->n_pairs; i++) tot += (size_t)g->pairs[i].rlen;
     g->out = rc ? NULL : calloc(tot + 1, sizeof(float));

@@ -10,8 +10,8 @@ usage: test_containerfile.py BIN_DIR REPO
 - the runtime stage has the package of every library the built programs link directly
   (readelf NEEDED -> ldd path -> dpkg -S), except libc/libgcc and the sanitizer runtimes
   of this Sanitize build;
-- every COPY source exists, and the Containerfile's own configure command, run here with
-  a scratch build dir, configures and offers the four targets it builds.
+- every COPY source exists, and the Containerfile's own configure command, run here on a
+  tree of only the COPY sources, configures and offers the four targets it builds.
 Exits 77 only where apt-cache or dpkg is missing (not a Debian machine)."""
 import os
 import re
@@ -116,13 +116,21 @@ check(conf is not None, "no cmake configure command in the build stage")
 if conf:
     tmp = tempfile.mkdtemp(prefix="seed-containerfile-")
     try:
+        # configure a tree of only what the build stage copies (links to the repository's
+        # folders), so a folder the build needs but the Containerfile forgets fails here
+        src_tree = os.path.join(tmp, "src")
+        os.mkdir(src_tree)
+        for src in build["copies"]:
+            if os.path.exists(os.path.join(REPO, src)):
+                os.symlink(os.path.join(REPO, src), os.path.join(src_tree, src))
         argv = conf.split()
-        argv[argv.index("-S") + 1] = REPO
-        argv[argv.index("-B") + 1] = tmp
+        argv[argv.index("-S") + 1] = src_tree
+        argv[argv.index("-B") + 1] = os.path.join(tmp, "build")
         r = subprocess.run(argv, capture_output=True, text=True, timeout=240)
         check(r.returncode == 0, "%s:\n%s" % (" ".join(argv), r.stderr[-2000:]))
         if r.returncode == 0:
-            helptext = subprocess.run(["cmake", "--build", tmp, "--target", "help"],
+            helptext = subprocess.run(["cmake", "--build", os.path.join(tmp, "build"),
+                                       "--target", "help"],
                                       capture_output=True, text=True).stdout
             for t in progs:
                 check(re.search(r"\b%s\b" % re.escape(t), helptext),

@@ -15,7 +15,7 @@
 #include <zmq.h>
 
 #include "common/bf16.h"
-#include "common/daemon.h"
+#include "roles/daemon.h"
 #include "common/job.h"
 #include "common/sbuf.h"
 #include "common/util.h"

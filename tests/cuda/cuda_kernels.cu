@@ -109,7 +109,7 @@ static void test_layers(void) {
     /* rmsnorm forward and backward */
     vec x = randv((size_t)T * C, 1.0f, 0), w = randv(C, 1.0f, 1);
     vec out((size_t)T * C), rstd(T);
-    rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), T, C, 1e-6f);
+    cpu_rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), T, C, 1e-6f);
     float *dx_ = up(x), *drstd = dalloc<float>(T);
     bf16 *dw = upb(w), *dout = dalloc<bf16>((size_t)T * C);
     seedcu::rmsnorm_forward(dout, drstd, dx_, dw, T, C, 1e-6f, st);
@@ -118,7 +118,7 @@ static void test_layers(void) {
     vec dy = randv((size_t)T * C, 1.0f, 0), dinp((size_t)T * C, 0.5f), dwt(C, 0.25f);
     vec partial((size_t)omp_get_max_threads() * C);
     vec dinp0 = dinp, dwt0 = dwt;
-    rmsnorm_backward(dinp.data(), dwt.data(), dy.data(), x.data(), w.data(), rstd.data(), T, C,
+    cpu_rmsnorm_backward(dinp.data(), dwt.data(), dy.data(), x.data(), w.data(), rstd.data(), T, C,
                      partial.data());
     float *ddinp = up(dinp0), *ddw = up(dwt0), *ddy = up(dy), *drs = up(rstd);
     seedcu::rmsnorm_backward(ddinp, ddw, ddy, dx_, dw, drs, T, C, st);
@@ -128,8 +128,8 @@ static void test_layers(void) {
     /* swiglu forward and backward */
     vec gu = randv((size_t)T * 2 * I, 2.0f, 1), h((size_t)T * I), dh = randv((size_t)T * I, 1, 0);
     vec dgu((size_t)T * 2 * I);
-    swiglu_forward(h.data(), gu.data(), T, I);
-    swiglu_backward(dgu.data(), dh.data(), gu.data(), T, I);
+    cpu_swiglu_forward(h.data(), gu.data(), T, I);
+    cpu_swiglu_backward(dgu.data(), dh.data(), gu.data(), T, I);
     bf16 *dgu_in = upb(gu), *dh_out = dalloc<bf16>((size_t)T * I),
          *ddgu = dalloc<bf16>((size_t)T * 2 * I);
     float *ddh = up(dh);
@@ -143,8 +143,8 @@ static void test_layers(void) {
     vec wte = randv((size_t)V * C, 1.0f, 1), eo((size_t)T * C), dwte((size_t)V * C, 0.0f);
     std::vector<int> tok(T);
     for (int t = 0; t < T; t++) tok[t] = (int)seed_rng_below(&rng, V);
-    encoder_forward(eo.data(), tok.data(), wte.data(), T, C);
-    encoder_backward(dwte.data(), dy.data(), tok.data(), T, C);
+    cpu_encoder_forward(eo.data(), tok.data(), wte.data(), T, C);
+    cpu_encoder_backward(dwte.data(), dy.data(), tok.data(), T, C);
     int *dtok = upi(tok);
     bf16 *dwte_b = upb(wte);
     float *deo = dalloc<float>((size_t)T * C), *ddwte = up(vec((size_t)V * C, 0.0f));
@@ -176,7 +176,7 @@ static void test_rope_attention(int H, int KVH, int D) {
     vec ref = qkv;
     for (int t = 0; t < T; t++)
         for (int c = 0; c < QKV; c++) ref[(size_t)t * QKV + c] += bias[c];
-    rope_forward(ref.data(), QKV, pos.data(), T, H + KVH, D, ct.data(), stb.data(), 0);
+    cpu_rope_forward(ref.data(), QKV, pos.data(), T, H + KVH, D, ct.data(), stb.data(), 0);
     float *dq = up(qkv), *dct = up(ct), *dst = up(stb);
     bf16 *db = upb(bias), *dout = dalloc<bf16>((size_t)T * QKV);
     int *dpos = upi(pos);
@@ -185,7 +185,7 @@ static void test_rope_attention(int H, int KVH, int D) {
     snprintf(what, sizeof what, "bias_rope_forward (D %d)", D);
     check(rel(rot, ref), TOL_BF16, what);
     vec back = qkv, bref = qkv;
-    rope_forward(bref.data(), QKV, pos.data(), T, H + KVH, D, ct.data(), stb.data(), 1);
+    cpu_rope_forward(bref.data(), QKV, pos.data(), T, H + KVH, D, ct.data(), stb.data(), 1);
     float *dback = up(back);
     seedcu::rope_backward(dback, dpos, T, H, KVH, D, dct, dst, st);
     snprintf(what, sizeof what, "rope_backward (D %d)", D);
@@ -193,7 +193,7 @@ static void test_rope_attention(int H, int KVH, int D) {
 
     /* attention over the packed chunks, both backends on the same bf16 q|k|v */
     vec att((size_t)T * Q), lse((size_t)T * H);
-    std::vector<attn_chunk> cc(n_ch);
+    std::vector<cpu_attn_chunk> cc(n_ch);
     std::vector<seedcu::attn_chunk> gc(n_ch);
     std::vector<seedcu::attn_tile> tiles;
     for (int k = 0, t0 = 0; k < n_ch; k++) {
@@ -208,8 +208,8 @@ static void test_rope_attention(int H, int KVH, int D) {
         t0 += lens[k];
     }
     const int nt = omp_get_max_threads();
-    vec scratch((size_t)nt * 2 * ATTN_BLOCK * maxpos);
-    attention_forward(att.data(), lse.data(), rot.data(), QKV, cc.data(), n_ch, QKV, H, KVH, D,
+    vec scratch((size_t)nt * 2 * CPU_ATTN_BLOCK * maxpos);
+    cpu_attention_forward(att.data(), lse.data(), rot.data(), QKV, cc.data(), n_ch, QKV, H, KVH, D,
                       maxpos, scratch.data(), nt);
     seedcu::attn_chunk *dch = upi(gc);
     seedcu::attn_tile *dtl = upi(tiles);
@@ -230,7 +230,7 @@ static void test_rope_attention(int H, int KVH, int D) {
         cc[k].dk = dqkv.data() + (size_t)cc[k].tok0 * QKV + Q;
         cc[k].dv = cc[k].dk + KVD;
     }
-    attention_backward(dqkv.data(), QKV, QKV, dO.data(), attb.data(), lse.data(), rot.data(), QKV,
+    cpu_attention_backward(dqkv.data(), QKV, QKV, dO.data(), attb.data(), lse.data(), rot.data(), QKV,
                        cc.data(), n_ch, QKV, H, KVH, D, maxpos, scratch.data(), nt);
     float *ddqkv = dalloc<float>((size_t)T * QKV), *ddelta = dalloc<float>((size_t)T * H);
     bf16 *ddO = upb(dO), *dattb = upb(attb);
@@ -245,7 +245,7 @@ static void test_rope_attention(int H, int KVH, int D) {
     const int S = 2, p0[2] = {40, 150};
     vec kc = randv((size_t)S * maxpos * KVD, 1.0f, 1), vc = randv((size_t)S * maxpos * KVD, 1, 1);
     vec q2 = randv((size_t)2 * QKV, 1.0f, 1), o2((size_t)2 * Q);
-    attn_chunk c2[2];
+    cpu_attn_chunk c2[2];
     std::vector<seedcu::attn_chunk> g2(2);
     std::vector<seedcu::attn_tile> t2;
     for (int k = 0; k < 2; k++) {
@@ -257,7 +257,7 @@ static void test_rope_attention(int H, int KVH, int D) {
         g2[k] = seedcu::attn_chunk{k, 1, p0[k], (long long)k * maxpos * KVD};
         t2.push_back(seedcu::attn_tile{k, 0, 1});
     }
-    attention_forward(o2.data(), NULL, q2.data(), QKV, c2, 2, KVD, H, KVH, D, maxpos,
+    cpu_attention_forward(o2.data(), NULL, q2.data(), QKV, c2, 2, KVD, H, KVH, D, maxpos,
                       scratch.data(), nt);
     bf16 *dq2 = upb(q2), *dkc = upb(kc), *dvc = upb(vc), *do2 = dalloc<bf16>((size_t)2 * Q);
     seedcu::attn_chunk *dg2 = upi(g2);
@@ -272,8 +272,8 @@ static void test_head(void) {
     vec x = randv((size_t)R * C, 1.0f, 1), w = randv((size_t)V * C, 0.2f, 1);
     std::vector<int> tg(R);
     for (int r = 0; r < R; r++) tg[r] = r % 5 == 0 ? -1 : (int)seed_rng_below(&rng, V);
-    vec logp(R), ent(R), lse(R), keep((size_t)R * V), scratch((size_t)head_block_rows(V) * V);
-    head_forward(logp.data(), ent.data(), lse.data(), tg.data(), x.data(), w.data(), R, C, V, 1.0f,
+    vec logp(R), ent(R), lse(R), keep((size_t)R * V), scratch((size_t)cpu_head_block_rows(V) * V);
+    cpu_head_forward(logp.data(), ent.data(), lse.data(), tg.data(), x.data(), w.data(), R, C, V, 1.0f,
                  scratch.data(), keep.data());
     float *dz = up(keep), *dl = dalloc<float>(R), *de = dalloc<float>(R), *dls = dalloc<float>(R);
     int *dtg = upi(tg);
@@ -283,7 +283,7 @@ static void test_head(void) {
     check(rel(down(dls, R), lse), TOL_F32, "head_stats lse");
     /* dlogits, checked through dx = dz w (what the backend's next GEMM makes) */
     vec dlp = randv(R, 1.0f, 0), dent = randv(R, 0.1f, 0), dx((size_t)R * C), dw((size_t)V * C, 0);
-    head_backward(dx.data(), dw.data(), dlp.data(), dent.data(), tg.data(), lse.data(), ent.data(),
+    cpu_head_backward(dx.data(), dw.data(), dlp.data(), dent.data(), tg.data(), lse.data(), ent.data(),
                   x.data(), w.data(), R, C, V, 1.0f, scratch.data(), keep.data(), NULL);
     bf16 *ddz = dalloc<bf16>((size_t)R * V);
     float *ddlp = up(dlp), *ddent = up(dent), *dlse = up(lse), *dentr = up(ent);

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
-#include "actor/envs/sokoban.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
+#include "envs/sokoban.h"
 #include "common/util.h"
 
 static int parse_kv(int argc, char **argv, env_kv *kv, char *store, size_t cap) {

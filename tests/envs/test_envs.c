@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
-#include "actor/envs/sokoban.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
+#include "envs/sokoban.h"
 #include "common/util.h"
 
 #include "tests/check.h"

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
 #include "common/util.h"
 #include "tests/check.h"
 
@@ -103,8 +103,8 @@ static void test_replay(void) {
                        ((const char *)a->state)[at] == ((const char *)b->state)[at])
                     at++;
                 CHECK(at == vt->trace_size,
-                      "%s seed %d step %d: the recorded state differs at byte %zu of %zu",
-                      vt->name, seed, t, at, vt->trace_size);
+                      "%s seed %d step %d: the recorded state differs at byte %zu of %zu", vt->name,
+                      seed, t, at, vt->trace_size);
             }
             env_trace_free(&tr);
             for (int t = 0; t <= n; t++) {

@@ -1,18 +1,18 @@
-/* remote_fuzz.c — libFuzzer target: the remote-env protocol (actor/envs/remote.c), what an
+/* remote_fuzz.c — libFuzzer target: the remote-env protocol (envs/remote.c), what an
  * actor does with a reply from an env server: wire_decode on a receiver configured as the
  * remote env's (EnvReply only, 16 MiB), env_remote_reply_obs (the observation handed to
- * the actor), then the actor's prompt for it (actor_render_prompt with the tiny model's
+ * the actor), then the actor's prompt for it (render_prompt with the tiny model's
  * tokenizer, the reply's first admissible action as the previous step's action).
  * Invariant: the prompt's ids are exactly the tokenization of the whole rendered chat
- * text (actor/episode.h), whatever text the server sent; the splice of skills at the
+ * text (roles/render.h), whatever text the server sent; the splice of skills at the
  * returned slots gives the ids of the text with the skills. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/remote.h"
-#include "actor/episode.h"
+#include "envs/remote.h"
+#include "roles/render.h"
 #include "common/util.h"
 #include "model/tokenizer.h"
 
@@ -25,7 +25,7 @@ static void fuzz_fail(const char *what, const char *err) {
 typedef struct fuzz_state {
     tok *tk;
     tok_ws *ws;
-    actor_render r;
+    render_ctx r;
     tok_ids ids, whole;
     seed_sbuf chat;
     char *text;
@@ -40,7 +40,7 @@ static fuzz_state *state(void) {
     seed_log_set_level(-1);
     if (tok_load(&s.tk, SEED_FUZZ_TINY_MODEL "/tokenizer.json", err, sizeof err) ||
         tok_ws_new(s.tk, &s.ws, err, sizeof err) ||
-        actor_render_init(&s.r, s.tk, ENV_PROMPT_HISTORY_DEFAULT, err, sizeof err))
+        render_init(&s.r, s.tk, ENV_PROMPT_HISTORY_DEFAULT, err, sizeof err))
         fuzz_fail("set-up", err);
     ready = 1;
     return &s;
@@ -84,16 +84,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     env_prompt_step hist[1] = {{rep->observation, rep->n_admissible ? rep->admissible[0] : ""}};
     char err[SEED_ERRLEN];
     int slot_ep = -1, slot_step = -1;
-    if (actor_render_prompt(&s->r, &e, &obs, hist, 1, NULL, NULL, &s->ids, &slot_ep, &slot_step,
-                            err, sizeof err) == 0) {
+    if (render_prompt(&s->r, &e, &obs, hist, 1, NULL, NULL, &s->ids, &slot_ep, &slot_step, err,
+                      sizeof err) == 0) {
         if (slot_ep < 0 || slot_ep > slot_step || slot_step > (int)s->ids.n)
             fuzz_fail("the prompt's skill slots are outside it", NULL);
         whole_ids(s, NULL, NULL);
         if (!same_ids(&s->ids, &s->whole))
             fuzz_fail("the segmented prompt ids differ from the whole text's", NULL);
         const char *skill = "Push the box along the wall first.";
-        if (actor_render_prompt(&s->r, &e, &obs, hist, 1, skill, skill, &s->ids, &slot_ep,
-                                &slot_step, err, sizeof err) != 0)
+        if (render_prompt(&s->r, &e, &obs, hist, 1, skill, skill, &s->ids, &slot_ep, &slot_step,
+                          err, sizeof err) != 0)
             fuzz_fail("the prompt with skills fails where the one without renders", err);
         whole_ids(s, skill, skill);
         if (!same_ids(&s->ids, &s->whole))

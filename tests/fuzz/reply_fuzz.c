@@ -1,5 +1,5 @@
 /* reply_fuzz.c — libFuzzer target: the parser of the policy's answer into an env action
- * (actor/envs/prompt.h, env_parse_response). The first input byte picks reject_cjk (bit 0)
+ * (envs/prompt.h, env_parse_response). The first input byte picks reject_cjk (bit 0)
  * and the action buffer's size (bits 1..7: 1..128 bytes), the rest is the reply (any
  * bytes, not NUL-terminated). Invariants: the action is NUL-terminated within its buffer
  * and action_len is its length; valid means reason ok and a non-empty action; the action
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/prompt.h"
+#include "envs/prompt.h"
 
 static void fuzz_fail(const char *what) {
     fprintf(stderr, "reply_fuzz: invariant broken: %s\n", what);

@@ -2,7 +2,7 @@
  * accepts every body type) and, for each body that gets through, what the learner and
  * the analyzer do with it next through their public functions:
  *  - EpisodeGroup: learner_group_tokens (the hub's queue accounting), the analyzer's skill
- *    splice at each step's slots (actor_prompt_splice), learner_stats_episode;
+ *    splice at each step's slots (render_splice), learner_stats_episode;
  *  - ScoredGroup: learner_samples_build (advantages, GiGPO anchors, the loss arrays),
  *    whose every array read must be covered by wire_validate's consistency checks;
  *  - Heartbeat / Hello: the learner's peer table (learner_stats_peer, expiry);
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/episode.h"
+#include "roles/render.h"
 #include "learner/learner.h"
 #include "learner/samples.h"
 #include "learner/stats.h"
@@ -38,9 +38,9 @@ static void check_group(const Seed__EpisodeGroup *g, learner_stats *st) {
             int *out = malloc(cap * sizeof *out);
             if (!out) return;
             char err[256];
-            int n = actor_prompt_splice(s->prompt_ids, (int)s->n_prompt_ids,
-                                        (int)s->skill_slot_episode, (int)s->skill_slot_step, ep, 3,
-                                        sp, 2, out, (int)cap, err, sizeof err);
+            int n = render_splice(s->prompt_ids, (int)s->n_prompt_ids, (int)s->skill_slot_episode,
+                                  (int)s->skill_slot_step, ep, 3, sp, 2, out, (int)cap, err,
+                                  sizeof err);
             /* wire_validate promises the slots are ordered and inside the prompt */
             if (n != (int)cap) fuzz_fail("a validated step's skill slots do not splice");
             free(out);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
+#include "envs/env.h"
 #include "common/util.h"
 
 #define CHECK_EXIT_ON_FAIL

@@ -1,4 +1,4 @@
-/* http_tool.c — drives the http analyzer client (analyzer/http_skill.h) for
+/* http_tool.c — drives the http analyzer client (roles/http_skill.h) for
  * test_http_client.py.
  *
  * Usage: http_tool N [key=value ...]
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/http_skill.h"
-#include "analyzer/skill.h"
+#include "roles/http_skill.h"
+#include "roles/skill.h"
 #include "common/job.h"
 
 int main(int argc, char **argv) {
@@ -34,29 +34,29 @@ int main(int argc, char **argv) {
         fprintf(stderr, "http_tool: %s\n", err);
         return 2;
     }
-    analyzer_http *h;
-    if (analyzer_http_new(&h, &job, err, sizeof err)) {
+    http_skill *h;
+    if (http_skill_new(&h, &job, err, sizeof err)) {
         fprintf(stderr, "http_tool: %s\n", err);
         return 2;
     }
-    static const analyzer_traj_step steps[2] = {
+    static const skill_traj_step steps[2] = {
         {"#####\n#P_X#\n#___#\n#####", "right", -0.1f},
         {"#####\n#_PX#\n#___#\n#####", "", -0.2f}, /* an invalid reply */
     };
     static char tasks[64][32];
-    analyzer_traj t[64];
-    analyzer_http_result res[64];
+    skill_traj t[64];
+    http_skill_result res[64];
     memset(res, 0, sizeof res);
     for (int i = 0; i < n; i++) {
         snprintf(tasks[i], sizeof tasks[i], "Task %d", i);
-        t[i] = (analyzer_traj){"sokoban", tasks[i], steps, 2, -0.3f, 0};
+        t[i] = (skill_traj){"sokoban", tasks[i], steps, 2, -0.3f, 0};
     }
-    analyzer_http_skills(h, n, t, 400, res);
+    http_skill_ask(h, n, t, 400, res);
 
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "url", analyzer_http_url(h));
+    cJSON_AddStringToObject(j, "url", http_skill_url(h));
     seed_sbuf user = {0};
-    if (analyzer_skill_request(&t[0], 400, &user, err, sizeof err) == 0)
+    if (skill_request(&t[0], 400, &user, err, sizeof err) == 0)
         cJSON_AddStringToObject(j, "user", user.p);
     seed_sbuf_free(&user);
     cJSON_AddStringToObject(j, "system", ANALYZER_HTTP_SYSTEM);
@@ -68,13 +68,13 @@ int main(int argc, char **argv) {
         cJSON_AddNumberToObject(x, "http_status", (double)res[i].http_status);
         cJSON_AddStringToObject(x, "content", res[i].content.p ? res[i].content.p : "");
         cJSON_AddStringToObject(x, "err", res[i].err);
-        analyzer_skill sk;
-        analyzer_skill_parse(res[i].content.p ? res[i].content.p : "", res[i].content.n,
-                             job.analyzer.max_step_skills, &sk);
+        skill_parsed sk;
+        skill_parse(res[i].content.p ? res[i].content.p : "", res[i].content.n,
+                    job.analyzer.max_step_skills, &sk);
         cJSON_AddStringToObject(x, "episode", sk.episode);
         cJSON *st = cJSON_AddArrayToObject(x, "steps");
         char text[4096];
-        analyzer_skill_text(&sk, text, sizeof text);
+        skill_format(&sk, text, sizeof text);
         cJSON_AddStringToObject(x, "text", text);
         for (int k = 0; k < sk.n_steps; k++) {
             char line[600];
@@ -88,6 +88,6 @@ int main(int argc, char **argv) {
     printf("%s\n", s);
     free(s);
     cJSON_Delete(j);
-    analyzer_http_free(h);
+    http_skill_free(h);
     return 0;
 }

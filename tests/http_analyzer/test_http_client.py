@@ -1,4 +1,4 @@
-"""The http analyzer client (analyzer/http_skill.c) against a fake OpenAI server on
+"""The http analyzer client (roles/http_skill.c) against a fake OpenAI server on
 loopback: a well-formed answer, the request it sent (model, bearer key, messages,
 max_tokens, temperature), and every failure kind with its retries and its sentence.
 

@@ -8,24 +8,24 @@
  *   text      the whole rendered chat string with the skills as text
  *             (tok_chat_render of env_prompt_join)
  *   whole     seed's tokenizer on that whole string
- *   acting    actor_render_prompt with the skills: the actor's skill_prompt acting path
+ *   acting    render_prompt with the skills: the actor's skill_prompt acting path
  *             and the warm start's demonstrations (learner/warmstart.c calls it so)
  *   spliced   the analyzer's q prompt: the skill-free prompt the actor sends (ids and
- *             slots) + actor_render_skill blocks joined by actor_prompt_splice, exactly
+ *             slots) + render_skill blocks joined by render_splice, exactly
  *             as analyzer/analyzer_main.c score_group does
  *   plain     the skill-free ids, slot_ep0 / slot_step0 its slots, slot_ep / slot_step
  *             the slots acting reported
  * The Python side compares them with each other and with `tokenizers`. Before that,
- * actor_prompt_splice's refusals are checked (exit 1 when one is not refused). */
+ * render_splice's refusals are checked (exit 1 when one is not refused). */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
-#include "actor/episode.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
+#include "roles/render.h"
 #include "common/util.h"
 #include "model/tokenizer.h"
 
@@ -66,15 +66,15 @@ static int check_refusals(void) {
     int fails = 0;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
-        int r = actor_prompt_splice(ids, 4, bad[i].s1, bad[i].s2, e, 2, s, 1, out, bad[i].cap, err,
-                                    sizeof err);
+        int r = render_splice(ids, 4, bad[i].s1, bad[i].s2, e, 2, s, 1, out, bad[i].cap, err,
+                              sizeof err);
         if (r >= 0 || !strstr(err, bad[i].needle)) {
             fprintf(stderr, "FAIL splice refusal %zu: rc %d, error \"%s\"\n", i, r, err);
             fails++;
         }
     }
     int want[7] = {1, 7, 8, 2, 3, 9, 4};
-    int r = actor_prompt_splice(ids, 4, 1, 3, e, 2, s, 1, out, 7, err, sizeof err);
+    int r = render_splice(ids, 4, 1, 3, e, 2, s, 1, out, 7, err, sizeof err);
     if (r != 7 || memcmp(out, want, sizeof want)) {
         fprintf(stderr, "FAIL splice of [1 2 3 4] at 1, 3: rc %d\n", r);
         fails++;
@@ -91,8 +91,8 @@ int main(int argc, char **argv) {
     char err[SEED_ERRLEN];
     tok *tk;
     if (tok_load(&tk, argv[1], err, sizeof err)) die("tokenizer", err);
-    actor_render rr;
-    if (actor_render_init(&rr, tk, ENV_PROMPT_HISTORY_DEFAULT, err, sizeof err)) die("init", err);
+    render_ctx rr;
+    if (render_init(&rr, tk, ENV_PROMPT_HISTORY_DEFAULT, err, sizeof err)) die("init", err);
     tok_ws *ws;
     if (tok_ws_new(tk, &ws, err, sizeof err)) die("workspace", err);
     FILE *f = fopen(argv[2], "w");
@@ -120,24 +120,23 @@ int main(int argc, char **argv) {
                     const char *es = combo & 1 ? ep_skills[(si + k) % 3] : NULL;
                     const char *ss = combo & 2 ? step_skills[(si + 2 * k) % 3] : NULL;
                     int s1, s2, p1, p2;
-                    if (actor_render_prompt(&rr, e, &obs, hist, k, NULL, NULL, &plain, &p1, &p2,
-                                            err, sizeof err) ||
-                        actor_render_prompt(&rr, e, &obs, hist, k, es, ss, &acting, &s1, &s2, err,
-                                            sizeof err))
+                    if (render_prompt(&rr, e, &obs, hist, k, NULL, NULL, &plain, &p1, &p2, err,
+                                      sizeof err) ||
+                        render_prompt(&rr, e, &obs, hist, k, es, ss, &acting, &s1, &s2, err,
+                                      sizeof err))
                         die("render", err);
                     /* the analyzer: blocks once, then the splice */
                     epb.n = stb.n = 0;
-                    if (actor_render_skill(&rr, ENV_SKILL_EPISODE, es, &epb, err, sizeof err) ||
-                        actor_render_skill(&rr, ENV_SKILL_STEP, ss, &stb, err, sizeof err))
+                    if (render_skill(&rr, ENV_SKILL_EPISODE, es, &epb, err, sizeof err) ||
+                        render_skill(&rr, ENV_SKILL_STEP, ss, &stb, err, sizeof err))
                         die("skill", err);
                     size_t need = plain.n + epb.n + stb.n;
                     if (need > spliced_cap) {
                         spliced = realloc(spliced, need * sizeof(int));
                         spliced_cap = need;
                     }
-                    int n =
-                        actor_prompt_splice(plain.v, (int)plain.n, p1, p2, epb.v, (int)epb.n, stb.v,
-                                            (int)stb.n, spliced, (int)spliced_cap, err, sizeof err);
+                    int n = render_splice(plain.v, (int)plain.n, p1, p2, epb.v, (int)epb.n, stb.v,
+                                          (int)stb.n, spliced, (int)spliced_cap, err, sizeof err);
                     if (n < 0) die("splice", err);
                     /* the whole text, rendered independently of the segments */
                     if (env_prompt_render(&jp, e->vt->name, e->vt->instructions, &obs, hist, k,
@@ -204,7 +203,7 @@ int main(int argc, char **argv) {
     tok_ids_free(&stb);
     seed_sbuf_free(&chat);
     tok_ws_free(ws);
-    actor_render_free(&rr);
+    render_free(&rr);
     tok_free(tk);
     return 0;
 }

@@ -3,7 +3,7 @@
 
 prompt_tool renders, for sokoban, ezpoints, household, webshop and searchqa, several seeds
 and every step of an expert episode, with no skill, an episode skill, a step skill and both:
-  acting   actor_render_prompt with the skills (the actor's skill_prompt path and the
+  acting   render_prompt with the skills (the actor's skill_prompt path and the
            warm start's demonstrations),
   spliced  the skill-free ids the actor sends, with the skill blocks spliced in at its
            slots (the analyzer's q prompt),

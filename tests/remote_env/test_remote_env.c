@@ -38,8 +38,8 @@
 #include <sys/socket.h>
 #include <zmq.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/remote.h"
+#include "envs/env.h"
+#include "envs/remote.h"
 #include "common/util.h"
 #include "proto/wire.h"
 #include "tests/wire/testproc.h"

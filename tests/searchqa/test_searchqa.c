@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
-#include "actor/envs/searchqa.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
+#include "envs/searchqa.h"
 #include "common/util.h"
 
 #define CHECK_EXIT_ON_FAIL

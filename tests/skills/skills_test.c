@@ -1,6 +1,6 @@
 /* skills_test.c — skill libraries: the parser's errors (each names the file, the key and
  * what was expected), lookups with the "*" fallback, the skill text the analyzer parses,
- * the one step-skill limit (item: analyzer.max_step_skills and analyzer_skill agree), a
+ * the one step-skill limit (item: analyzer.max_step_skills and skill_parsed agree), a
  * job's library (file or directory), and the shipped deploy/skills files: they parse and
  * give every family each built-in env reports an entry of its own.
  *
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actor/envs/env.h"
-#include "analyzer/skill.h"
+#include "envs/env.h"
+#include "roles/skill.h"
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "common/util.h"
@@ -163,13 +163,13 @@ static void test_lookup(void) {
     CHECK(skill_lib_find(&lib, "other", "heat") == NULL);
     CHECK(h && skill_lib_step(h, 3, 16) && !strcmp(skill_lib_step(h, 3, 16), "Heat the mug."));
     CHECK(h && skill_lib_step(h, 2, 16) == NULL && skill_lib_step(h, 3, 1) == NULL);
-    /* the skill text is what analyzer_skill_parse reads back as the same skill */
+    /* the skill text is what skill_parse reads back as the same skill */
     char text[SKILL_LIB_TEXT_MAX + 1];
     CHECK(h && skill_lib_text(h, 16, text, sizeof text) > 0);
     CHECK(!strcmp(text, "Heat it first.\nstep 1: Go to the microwave.\nstep 3: Heat the mug.\n"
                         "step 7: Put it down."));
-    analyzer_skill sk;
-    analyzer_skill_parse(text, strlen(text), 16, &sk);
+    skill_parsed sk;
+    skill_parse(text, strlen(text), 16, &sk);
     CHECK(!strcmp(sk.episode, "Heat it first.") && sk.n_steps == 3 && sk.step_no[2] == 7 &&
           !strcmp(sk.step[2], "Put it down."));
     CHECK(h && skill_lib_text(h, 2, text, sizeof text) > 0 && !strstr(text, "step 7"));
@@ -177,7 +177,7 @@ static void test_lookup(void) {
     skill_lib_free(&lib);
 }
 
-/* analyzer.max_step_skills and analyzer_skill keep the same number of step lines. */
+/* analyzer.max_step_skills and skill_parsed keep the same number of step lines. */
 static void test_step_limit(void) {
     char text[8192], err[SEED_ERRLEN];
     size_t o = (size_t)snprintf(text, sizeof text, "Episode skill.");
@@ -188,12 +188,12 @@ static void test_step_limit(void) {
     char v[16];
     snprintf(v, sizeof v, "%d", SKILL_LIB_MAX_STEPS);
     CHECK(job_set(j, "analyzer.max_step_skills", v, err, sizeof err) == 0);
-    analyzer_skill sk;
-    analyzer_skill_parse(text, o, j->analyzer.max_step_skills, &sk);
+    skill_parsed sk;
+    skill_parse(text, o, j->analyzer.max_step_skills, &sk);
     CHECK(sk.n_steps == j->analyzer.max_step_skills && sk.step_no[15] == 16);
     snprintf(v, sizeof v, "%d", SKILL_LIB_MAX_STEPS + 1);
     CHECK(job_set(j, "analyzer.max_step_skills", v, err, sizeof err) != 0);
-    analyzer_skill_parse(text, o, 100, &sk); /* a caller past the limit still gets the limit */
+    skill_parse(text, o, 100, &sk); /* a caller past the limit still gets the limit */
     CHECK(sk.n_steps == SKILL_LIB_MAX_STEPS);
     free(j);
 }
@@ -299,8 +299,8 @@ static void test_shipped(const char *dir) {
             char text[SKILL_LIB_TEXT_MAX + 1];
             const skill_lib_entry *x = &lib.e[k];
             CHECK(skill_lib_text(x, SKILL_LIB_MAX_STEPS, text, sizeof text) > 0);
-            analyzer_skill sk;
-            analyzer_skill_parse(text, strlen(text), SKILL_LIB_MAX_STEPS, &sk);
+            skill_parsed sk;
+            skill_parse(text, strlen(text), SKILL_LIB_MAX_STEPS, &sk);
             CHECK(!strcmp(sk.episode, x->episode) && sk.n_steps == x->n_steps);
             for (int s = 0; s < sk.n_steps && s < x->n_steps; s++)
                 CHECK(sk.step_no[s] == x->step_no[s] && !strcmp(sk.step[s], x->step[s]));

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actor/envs/env.h"
-#include "actor/envs/prompt.h"
-#include "actor/envs/webshop.h"
+#include "envs/env.h"
+#include "envs/prompt.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 
 #define CHECK_EXIT_ON_FAIL
