@@ -119,7 +119,7 @@ static void test_layers(void) {
     vec partial((size_t)omp_get_max_threads() * C);
     vec dinp0 = dinp, dwt0 = dwt;
     cpu_rmsnorm_backward(dinp.data(), dwt.data(), dy.data(), x.data(), w.data(), rstd.data(), T, C,
-                     partial.data());
+                         partial.data());
     float *ddinp = up(dinp0), *ddw = up(dwt0), *ddy = up(dy), *drs = up(rstd);
     seedcu::rmsnorm_backward(ddinp, ddw, ddy, dx_, dw, drs, T, C, st);
     check(rel(down(ddinp, (size_t)T * C), dinp), TOL_F32, "rmsnorm_backward dinp (+=)");
@@ -210,7 +210,7 @@ static void test_rope_attention(int H, int KVH, int D) {
     const int nt = omp_get_max_threads();
     vec scratch((size_t)nt * 2 * CPU_ATTN_BLOCK * maxpos);
     cpu_attention_forward(att.data(), lse.data(), rot.data(), QKV, cc.data(), n_ch, QKV, H, KVH, D,
-                      maxpos, scratch.data(), nt);
+                          maxpos, scratch.data(), nt);
     seedcu::attn_chunk *dch = upi(gc);
     seedcu::attn_tile *dtl = upi(tiles);
     bf16 *datt = dalloc<bf16>((size_t)T * Q);
@@ -230,8 +230,8 @@ static void test_rope_attention(int H, int KVH, int D) {
         cc[k].dk = dqkv.data() + (size_t)cc[k].tok0 * QKV + Q;
         cc[k].dv = cc[k].dk + KVD;
     }
-    cpu_attention_backward(dqkv.data(), QKV, QKV, dO.data(), attb.data(), lse.data(), rot.data(), QKV,
-                       cc.data(), n_ch, QKV, H, KVH, D, maxpos, scratch.data(), nt);
+    cpu_attention_backward(dqkv.data(), QKV, QKV, dO.data(), attb.data(), lse.data(), rot.data(),
+                           QKV, cc.data(), n_ch, QKV, H, KVH, D, maxpos, scratch.data(), nt);
     float *ddqkv = dalloc<float>((size_t)T * QKV), *ddelta = dalloc<float>((size_t)T * H);
     bf16 *ddO = upb(dO), *dattb = upb(attb);
     float *dlse_ref = up(lse);
@@ -258,7 +258,7 @@ static void test_rope_attention(int H, int KVH, int D) {
         t2.push_back(seedcu::attn_tile{k, 0, 1});
     }
     cpu_attention_forward(o2.data(), NULL, q2.data(), QKV, c2, 2, KVD, H, KVH, D, maxpos,
-                      scratch.data(), nt);
+                          scratch.data(), nt);
     bf16 *dq2 = upb(q2), *dkc = upb(kc), *dvc = upb(vc), *do2 = dalloc<bf16>((size_t)2 * Q);
     seedcu::attn_chunk *dg2 = upi(g2);
     seedcu::attn_tile *dt2 = upi(t2);
@@ -273,8 +273,8 @@ static void test_head(void) {
     std::vector<int> tg(R);
     for (int r = 0; r < R; r++) tg[r] = r % 5 == 0 ? -1 : (int)seed_rng_below(&rng, V);
     vec logp(R), ent(R), lse(R), keep((size_t)R * V), scratch((size_t)cpu_head_block_rows(V) * V);
-    cpu_head_forward(logp.data(), ent.data(), lse.data(), tg.data(), x.data(), w.data(), R, C, V, 1.0f,
-                 scratch.data(), keep.data());
+    cpu_head_forward(logp.data(), ent.data(), lse.data(), tg.data(), x.data(), w.data(), R, C, V,
+                     1.0f, scratch.data(), keep.data());
     float *dz = up(keep), *dl = dalloc<float>(R), *de = dalloc<float>(R), *dls = dalloc<float>(R);
     int *dtg = upi(tg);
     seedcu::head_stats(dl, de, dls, dtg, dz, R, V, st);
@@ -283,8 +283,9 @@ static void test_head(void) {
     check(rel(down(dls, R), lse), TOL_F32, "head_stats lse");
     /* dlogits, checked through dx = dz w (what the backend's next GEMM makes) */
     vec dlp = randv(R, 1.0f, 0), dent = randv(R, 0.1f, 0), dx((size_t)R * C), dw((size_t)V * C, 0);
-    cpu_head_backward(dx.data(), dw.data(), dlp.data(), dent.data(), tg.data(), lse.data(), ent.data(),
-                  x.data(), w.data(), R, C, V, 1.0f, scratch.data(), keep.data(), NULL);
+    cpu_head_backward(dx.data(), dw.data(), dlp.data(), dent.data(), tg.data(), lse.data(),
+                      ent.data(), x.data(), w.data(), R, C, V, 1.0f, scratch.data(), keep.data(),
+                      NULL);
     bf16 *ddz = dalloc<bf16>((size_t)R * V);
     float *ddlp = up(dlp), *ddent = up(dent), *dlse = up(lse), *dentr = up(ent);
     seedcu::head_dlogits(ddz, dz, dlse, dentr, dtg, ddlp, ddent, R, V, st);
