@@ -23,8 +23,6 @@ sampling streams are seeded; scheduling only changes which version plays which g
 """
 import json
 import os
-import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,27 +32,8 @@ SEEDCTL = os.path.join(BIN, "seedctl")
 AGENT = os.path.join(REPO, "deploy", "models", "agent")
 JOB_SEED = 12  # task 0 of this set is a one-push level (checked below)
 LEVEL = ["envs.0.options.search_depth=3", "envs.0.max_steps=1"]
-
-
-def free_base_port():
-    """A base port whose six ports are all free on 127.0.0.1."""
-    rng = random.Random(os.getpid() * 7919)
-    for _ in range(200):
-        base = rng.randrange(20000, 60000, 8)
-        socks = []
-        try:
-            for i in range(6):
-                s = socket.socket()
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                s.bind(("127.0.0.1", base + i))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port range")
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import looptools  # noqa: E402
 
 
 # 1. the task: the expert wins it in one step; bad pool sizes are refused
@@ -80,7 +59,7 @@ with tempfile.TemporaryDirectory() as d:
         "optim": {"lr": 2e-4, "tokens_per_step": 3500, "micro_batch_tokens": 3500},
         "sampling": {"max_new_tokens": 48},
         "eval": {"every": 0},
-        "endpoints": {"base_port": free_base_port()},
+        "endpoints": {"base_port": looptools.free_base_port()},
         "checkpoint": {"every": 0, "every_minutes": 0},
         "status": {"window": 16},
         "roles": {"actors": 2, "analyzers": 1},

@@ -18,10 +18,8 @@ Every wait is bounded; nothing asserts on speed.
 """
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +31,9 @@ CASE, BIN, REPO = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(REPO, "deploy", "envserver"))
 import seedwire  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import looptools  # noqa: E402
+
 pb = seedwire.load_pb2(os.environ.get("SEED_PB2_DIR"))
 TOKENIZER = os.path.join(REPO, "deploy", "models", "tiny", "tokenizer.json")
 G = 4
@@ -42,37 +43,12 @@ PROCS = []
 
 
 def free_base_port():
-    rng = random.Random(os.getpid() * 7919 + hash(CASE))
-    for _ in range(200):
-        base = rng.randrange(20000, 60000, 8)
-        socks = []
-        try:
-            for i in range(6):
-                s = socket.socket()
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                s.bind(("127.0.0.1", base + i))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port range")
+    return looptools.free_base_port(hash(CASE))
 
 
 def write_job(tmp, port):
     d = os.path.join(tmp, "model")
-    os.makedirs(d, exist_ok=True)
-    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 4096,
-           "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-           "num_attention_heads": 4, "num_key_value_heads": 2,
-           "max_position_embeddings": 1024, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-           "tie_word_embeddings": True, "hidden_act": "silu", "eos_token_id": 2,
-           "torch_dtype": "float32"}
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(cfg, f)
-    shutil.copy(TOKENIZER, os.path.join(d, "tokenizer.json"))
+    looptools.make_tiny_model(d, TOKENIZER)
     job = {
         "job": {"name": "transit-" + CASE, "run_dir": os.path.join(tmp, "run"),
                 "total_steps": 1000},
@@ -102,20 +78,7 @@ def start_learner(job, tmp):
 
 
 def status(port, timeout_ms=3000):
-    s = CTX.socket(zmq.REQ)
-    s.setsockopt(zmq.LINGER, 0)
-    s.connect("tcp://127.0.0.1:%d" % (port + 5))
-    env = pb.Envelope(schema=seedwire.SCHEMA_VERSION, sender="test-client")
-    env.status_request.what = ""
-    s.send(env.SerializeToString())
-    try:
-        if not s.poll(timeout_ms):
-            return None
-        rep = pb.Envelope()
-        rep.ParseFromString(s.recv())
-        return json.loads(rep.status_reply.json)
-    finally:
-        s.close()
+    return looptools.status_request(CTX, pb, seedwire, port, "test-client", timeout_ms)
 
 
 def wait_for(what, pred, port, timeout):

@@ -75,6 +75,9 @@ BIN, REPO = sys.argv[-2], sys.argv[-1]
 sys.path.insert(0, os.path.join(REPO, "deploy", "envserver"))
 import seedwire  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "tests"))
+import looptools  # noqa: E402
+
 pb = seedwire.load_pb2(os.environ.get("SEED_PB2_DIR"))
 TOKENIZER = os.path.join(REPO, "deploy", "models", "tiny", "tokenizer.json")
 SECONDS = float(os.environ.get("SEED_SOAK_SECONDS", "75"))
@@ -341,35 +344,11 @@ def relay_loop(relays, stop):
 # ---- the job and the roles -------------------------------------------------------------------
 
 def free_base_port():
-    rng = random.Random(os.getpid() * 7919 + 14)
-    for _ in range(200):
-        base = rng.randrange(20000, 60000, 8)
-        socks = []
-        try:
-            for i in range(6):
-                s = socket.socket()
-                s.bind(("127.0.0.1", base + i))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port range")
+    return looptools.free_base_port(14)
 
 
 def make_model(d):
-    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 4096,
-           "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-           "num_attention_heads": 4, "num_key_value_heads": 2,
-           "max_position_embeddings": 1024, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-           "tie_word_embeddings": True, "hidden_act": "silu", "eos_token_id": 2,
-           "torch_dtype": "float32"}
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(cfg, f)
-    shutil.copy(TOKENIZER, os.path.join(d, "tokenizer.json"))
+    looptools.make_tiny_model(d, TOKENIZER)
 
 
 def write_job(tmp, port):
@@ -488,20 +467,7 @@ def tail(tmp, name, n=40):
 # ---- the status socket ----------------------------------------------------------------------
 
 def status(port, timeout_ms=3000):
-    s = CTX.socket(zmq.REQ)
-    s.setsockopt(zmq.LINGER, 0)
-    s.connect("tcp://127.0.0.1:%d" % (port + 5))
-    env = pb.Envelope(schema=seedwire.SCHEMA_VERSION, sender="soak-driver")
-    env.status_request.what = ""
-    s.send(env.SerializeToString())
-    try:
-        if not s.poll(timeout_ms):
-            return None
-        rep = pb.Envelope()
-        rep.ParseFromString(s.recv())
-        return json.loads(rep.status_reply.json)
-    finally:
-        s.close()
+    return looptools.status_request(CTX, pb, seedwire, port, "soak-driver", timeout_ms)
 
 
 def seedctl_status(port):
