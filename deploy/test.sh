@@ -3,9 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/install.sh
-# Formatting first: clang-format --dry-run over every tracked C file (the generated
+# Formatting first: clang-format --dry-run over every tracked C and CUDA file (the generated
 # protobuf-c code lives in the build folder, never in the tree, so nothing is left out).
-git ls-files -z '*.c' '*.h' | xargs -0 clang-format --dry-run -Werror
+git ls-files -z '*.c' '*.h' '*.cu' '*.cuh' | xargs -0 clang-format --dry-run -Werror
 build=${SEED_TEST_BUILD:-build-test}
 # CI treats warnings as errors (SEED_WERROR); a user's build does not.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Sanitize -DSEED_WERROR=ON >/dev/null
