@@ -117,6 +117,8 @@ const job_key_def job_key_table[] = {
         "tokens per forward/backward pass; at least max prompt + max_new_tokens"),
     BOOL("optim.keep_sft_moments", optim.keep_sft_moments,
          "keep AdamW's stage 0/1 moments entering stage 2; false: reset them"),
+    BOOL("optim.share_prefix", optim.share_prefix,
+         "run prompts' common prefix once per micro-batch (exact; the cpu backend)"),
 
     DBL("sampling.temperature", sampling.temperature, 0, INF, 0, "0: greedy"),
     DBL("sampling.top_p", sampling.top_p, 0, 1, JOB_LO_EXCL, "nucleus sampling; 1: off"),
@@ -791,6 +793,7 @@ void job_defaults(job_config *job) {
     job->optim.tokens_per_step = 8192;
     job->optim.micro_batch_tokens = 4096;
     job->optim.keep_sft_moments = 0;
+    job->optim.share_prefix = 1;
 
     job->sampling.temperature = 1.0;
     job->sampling.top_p = 1.0;

@@ -153,11 +153,12 @@ static int load_models(learner *l, char *err, size_t errlen) {
     }
     if (seed_read_file(cfgpath, &l->config_json, NULL, err, errlen)) return -1;
     if (job->algorithm.kl_beta != 0.0) {
-        /* inference only: log pi_ref comes from model_score, so no gradient, optimizer or
-         * training activations, and no KV cache */
+        /* no KV cache; log pi_ref comes from model_score, or with shared prefixes from a
+         * forward over the packed micro-batch, which needs the training buffers */
         model_limits rl = lim;
         rl.max_batch_seqs = 0;
-        rl.max_train_tokens = 0;
+        if (!job->optim.share_prefix || !model_train_shares_prefix(l->policy))
+            rl.max_train_tokens = 0;
         if (model_create(&l->ref, model_get_config(l->policy), &rl, backend, err, errlen))
             return -1;
     }
@@ -208,6 +209,7 @@ static void append_metrics(learner *l, const learner_step_stats *s, double lr) {
                {"opd_adv", s->opd_adv},
                {"ppo_kl", s->ppo_kl},
                {"tokens", (double)s->tokens},
+               {"packed_tokens", (double)s->packed_tokens},
                {"response_tokens", (double)s->response_tokens},
                {"q_tokens", (double)s->q_tokens},
                {"samples", (double)s->samples},
@@ -533,7 +535,8 @@ void *learner_trainer_main(void *arg) {
         .max_grad_norm = (float)job->optim.max_grad_norm,
     };
     if (learner_step_create(&l->stepper, l->policy, l->ref, &lc, &opt,
-                            job->optim.micro_batch_tokens, err, sizeof err)) {
+                            job->optim.micro_batch_tokens, job->optim.share_prefix, err,
+                            sizeof err)) {
         fail(l, err);
         return NULL;
     }

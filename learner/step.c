@@ -11,11 +11,12 @@ struct learner_stepper {
     model *policy, *ref;
     learner_loss_cfg loss;
     model_adamw opt;
-    int cap; /* micro_batch_tokens */
+    int cap;          /* micro_batch_tokens */
+    int share_prefix; /* pack prompts' common prefixes once (model_batch.prefix) */
     int nonfinite_run;
     /* packed micro-batch, planned once */
-    int *tokens, *targets, *cu;
-    float *logp, *ent, *dlogp, *dent;
+    int *tokens, *targets, *cu, *prefix;
+    float *logp, *ent, *dlogp, *dent, *ref_logp;
     /* per response position (compacted) */
     int *pos;
     float *c_logp, *c_behav, *c_s, *c_q, *c_ref, *c_ent, *c_adv, *c_dlogp, *c_dent;
@@ -23,14 +24,23 @@ struct learner_stepper {
     const int **r_prompt, **r_resp;
     int *r_plen, *r_rlen;
     float **r_out;
-    /* indices of the step's samples that fit, grown per step */
-    int *keep;
-    int keep_cap;
+    /* per step, grown to the step's sample count (one block, ws): the samples that fit in
+     * packing order (keep), and their prefix tree (see plan_tree) */
+    int *ws;
+    int ws_cap;
+    int *keep, *sort_tmp, *lcp, *leaf_start, *leaf_parent, *chain;
+    int *node_parent, *node_d0, *node_d1, *node_src, *node_mb, *node_seq;
+    int n_nodes, mb_id;
 };
+
+/* A prefix node is kept when sharing it saves at least this many tokens over repeating
+ * it in each of its children: a smaller one costs more (one more sequence, its keys
+ * gathered) than it saves. */
+#define STEP_MIN_SAVE 16
 
 int learner_step_create(learner_stepper **out, model *policy, model *ref,
                         const learner_loss_cfg *loss, const model_adamw *opt,
-                        int micro_batch_tokens, char *err, size_t errlen) {
+                        int micro_batch_tokens, int share_prefix, char *err, size_t errlen) {
     if (micro_batch_tokens < 2)
         return seed_errf(err, errlen, "micro_batch_tokens must be at least 2, got %d",
                          micro_batch_tokens);
@@ -41,20 +51,24 @@ int learner_step_create(learner_stepper **out, model *policy, model *ref,
     t->loss = *loss;
     t->opt = *opt;
     t->cap = micro_batch_tokens;
+    t->share_prefix = share_prefix && model_train_shares_prefix(policy) &&
+                      (!ref || model_train_shares_prefix(ref));
     size_t n = (size_t)micro_batch_tokens;
     t->tokens = malloc(n * sizeof(int));
     t->targets = malloc(n * sizeof(int));
     t->cu = malloc((n + 1) * sizeof(int));
+    t->prefix = malloc(n * sizeof(int));
     t->pos = malloc(n * sizeof(int));
     t->r_prompt = malloc(n * sizeof *t->r_prompt);
     t->r_resp = malloc(n * sizeof *t->r_resp);
     t->r_plen = malloc(n * sizeof(int));
     t->r_rlen = malloc(n * sizeof(int));
     t->r_out = malloc(n * sizeof *t->r_out);
-    float **fb[] = {&t->logp, &t->ent,   &t->dlogp, &t->dent,  &t->c_logp,  &t->c_behav, &t->c_s,
-                    &t->c_q,  &t->c_ref, &t->c_ent, &t->c_adv, &t->c_dlogp, &t->c_dent};
-    int ok = t->tokens && t->targets && t->cu && t->pos && t->r_prompt && t->r_resp && t->r_plen &&
-             t->r_rlen && t->r_out;
+    float **fb[] = {&t->ref_logp, &t->logp,    &t->ent,     &t->dlogp, &t->dent,
+                    &t->c_logp,   &t->c_behav, &t->c_s,     &t->c_q,   &t->c_ref,
+                    &t->c_ent,    &t->c_adv,   &t->c_dlogp, &t->c_dent};
+    int ok = t->tokens && t->targets && t->cu && t->prefix && t->pos && t->r_prompt && t->r_resp &&
+             t->r_plen && t->r_rlen && t->r_out;
     for (size_t i = 0; i < sizeof fb / sizeof fb[0]; i++) {
         *fb[i] = calloc(n, sizeof(float));
         ok = ok && *fb[i];
@@ -70,11 +84,11 @@ int learner_step_create(learner_stepper **out, model *policy, model *ref,
 
 void learner_step_free(learner_stepper *t) {
     if (!t) return;
-    void *p[] = {
-        t->tokens,         t->targets, t->cu,     t->pos,     t->logp,   t->ent,
-        t->dlogp,          t->dent,    t->c_logp, t->c_behav, t->c_s,    t->c_q,
-        t->c_ref,          t->c_ent,   t->c_adv,  t->c_dlogp, t->c_dent, (void *)t->r_prompt,
-        (void *)t->r_resp, t->r_plen,  t->r_rlen, t->r_out,   t->keep};
+    void *p[] = {t->tokens,         t->targets,  t->cu,      t->prefix, t->pos,
+                 t->logp,           t->ref_logp, t->ent,     t->dlogp,  t->dent,
+                 t->c_logp,         t->c_behav,  t->c_s,     t->c_q,    t->c_ref,
+                 t->c_ent,          t->c_adv,    t->c_dlogp, t->c_dent, (void *)t->r_prompt,
+                 (void *)t->r_resp, t->r_plen,   t->r_rlen,  t->r_out,  t->ws};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     free(t);
 }
@@ -98,43 +112,163 @@ static int sample_len(const learner_sample *s) {
     return s->plen + s->rlen;
 }
 
-/* Pack samples idx[0..m) into the micro-batch buffers; returns response positions. */
-static int pack(learner_stepper *t, const learner_sample *smp, const int *idx, int m,
-                model_batch *b) {
-    int n = 0, np = 0;
-    t->cu[0] = 0;
-    for (int k = 0; k < m; k++) {
-        const learner_sample *s = &smp[idx[k]];
-        const int pl = s->plen, rl = s->rlen;
-        memcpy(t->tokens + n, s->prompt, sizeof(int) * (size_t)pl);
-        memcpy(t->tokens + n + pl, s->resp, sizeof(int) * (size_t)rl);
-        for (int j = 0; j < pl + rl; j++) t->targets[n + j] = -1;
-        /* position pl-1+j predicts response token j */
-        for (int j = 0; j < rl; j++) {
-            int p = n + pl - 1 + j;
-            t->targets[p] = s->resp[j];
-            t->pos[np] = p;
-            t->c_behav[np] = s->behav ? s->behav[j] : 0.0f;
-            t->c_s[np] = s->s ? s->s[j] : 0.0f;
-            t->c_q[np] = s->q ? s->q[j] : 0.0f;
-            t->c_adv[np] = s->adv_ep + s->adv_step;
-            t->c_ref[np] = 0.0f;
-            np++;
+/* ---- shared prefixes: a prefix tree of the step's prompts ---- */
+
+static int prompt_cmp(const learner_sample *a, const learner_sample *b) {
+    int n = SEED_MIN(a->plen, b->plen);
+    for (int k = 0; k < n; k++)
+        if (a->prompt[k] != b->prompt[k]) return a->prompt[k] < b->prompt[k] ? -1 : 1;
+    return (a->plen > b->plen) - (a->plen < b->plen);
+}
+
+/* Stable merge sort of idx[0..n) by prompt (tmp holds n). */
+static void sort_by_prompt(const learner_sample *smp, int *idx, int *tmp, int n) {
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = SEED_MIN(lo + w, n), hi = SEED_MIN(lo + 2 * w, n), a = lo, c = mid, o = lo;
+            while (a < mid && c < hi)
+                tmp[o++] = prompt_cmp(&smp[idx[c]], &smp[idx[a]]) < 0 ? idx[c++] : idx[a++];
+            while (a < mid) tmp[o++] = idx[a++];
+            while (c < hi) tmp[o++] = idx[c++];
         }
-        n += pl + rl;
-        t->cu[k + 1] = n;
+        memcpy(idx, tmp, sizeof(int) * (size_t)n);
     }
-    b->n_tokens = n;
-    b->n_seqs = m;
-    b->tokens = t->tokens;
-    b->cu_seqlens = t->cu;
-    b->targets = t->targets;
+}
+
+/* The shareable part of a prompt: all but its last token, so the row that predicts the
+ * first response token is always the sample's own. */
+static int shareable(const learner_sample *s) {
+    return s->plen - 1;
+}
+
+/* The samples keep[a..b) (sorted) share their first L tokens, L = the least lcp of
+ * neighbours; their own parts start at d, under node `parent`. The range splits into its
+ * children, the maximal runs whose neighbours share more than L. A node holding tokens
+ * [d, L) is made when sharing it saves STEP_MIN_SAVE tokens; otherwise each child repeats
+ * them. A single sample is a leaf. */
+static void tree_build(learner_stepper *t, int a, int b, int d, int parent) {
+    if (b - a == 1) {
+        t->leaf_start[a] = d;
+        t->leaf_parent[a] = parent;
+        return;
+    }
+    int L = t->lcp[a + 1], children = 1;
+    for (int k = a + 2; k < b; k++) L = SEED_MIN(L, t->lcp[k]);
+    for (int k = a + 1; k < b; k++) children += t->lcp[k] <= L;
+    if ((int64_t)(children - 1) * (L - d) >= STEP_MIN_SAVE) {
+        int u = t->n_nodes++;
+        t->node_parent[u] = parent;
+        t->node_d0[u] = d;
+        t->node_d1[u] = L;
+        t->node_src[u] = t->keep[a];
+        t->node_mb[u] = -1;
+        parent = u;
+        d = L;
+    }
+    for (int k = a; k < b;) {
+        int e = k + 1;
+        while (e < b && t->lcp[e] > L) e++;
+        tree_build(t, k, e, d, parent);
+        k = e;
+    }
+}
+
+/* The step's prefix tree over keep[0..n): sort by prompt, the lcp of neighbours'
+ * shareable parts, then tree_build. Without sharing every sample is a leaf of its own. */
+static void plan_tree(learner_stepper *t, const learner_sample *smp, int n) {
+    t->n_nodes = 0;
+    if (!t->share_prefix || n == 0) {
+        for (int k = 0; k < n; k++) {
+            t->leaf_start[k] = 0;
+            t->leaf_parent[k] = -1;
+        }
+        return;
+    }
+    sort_by_prompt(smp, t->keep, t->sort_tmp, n);
+    for (int k = 1; k < n; k++) {
+        const learner_sample *x = &smp[t->keep[k - 1]], *y = &smp[t->keep[k]];
+        int m = SEED_MIN(shareable(x), shareable(y)), l = 0;
+        while (l < m && x->prompt[l] == y->prompt[l]) l++;
+        t->lcp[k] = l;
+    }
+    tree_build(t, 0, n, 0, -1);
+}
+
+/* Append one sequence: tok[0..n), then s's response when s is given (its token j is
+ * predicted at position n - 1 + j, and its per-token inputs go to the response arrays). */
+static void pack_seq(learner_stepper *t, model_batch *b, int *np, const int32_t *tok, int n,
+                     const learner_sample *s, int prefix) {
+    int at = b->n_tokens, rl = s ? s->rlen : 0;
+    memcpy(t->tokens + at, tok, sizeof(int) * (size_t)n);
+    if (rl) memcpy(t->tokens + at + n, s->resp, sizeof(int) * (size_t)rl);
+    for (int j = 0; j < n + rl; j++) t->targets[at + j] = -1;
+    for (int j = 0; j < rl; j++) {
+        int p = at + n - 1 + j, k = (*np)++;
+        t->targets[p] = s->resp[j];
+        t->pos[k] = p;
+        t->c_behav[k] = s->behav ? s->behav[j] : 0.0f;
+        t->c_s[k] = s->s ? s->s[j] : 0.0f;
+        t->c_q[k] = s->q ? s->q[j] : 0.0f;
+        t->c_adv[k] = s->adv_ep + s->adv_step;
+        t->c_ref[k] = 0.0f;
+    }
+    t->prefix[b->n_seqs] = prefix;
+    b->n_tokens += n + rl;
+    t->cu[++b->n_seqs] = b->n_tokens;
+}
+
+/* Tokens sample keep[k] adds to the micro-batch being packed: its own part and those of
+ * its ancestors not in the micro-batch yet (listed nearest first in t->chain, *depth of
+ * them). */
+static int leaf_cost(learner_stepper *t, const learner_sample *smp, int k, int *depth) {
+    const learner_sample *s = &smp[t->keep[k]];
+    int cost = s->plen - t->leaf_start[k] + s->rlen, n = 0;
+    for (int u = t->leaf_parent[k]; u >= 0 && t->node_mb[u] != t->mb_id; u = t->node_parent[u]) {
+        cost += t->node_d1[u] - t->node_d0[u];
+        t->chain[n++] = u;
+    }
+    *depth = n;
+    return cost;
+}
+
+/* Pack keep[i..kept) into one micro-batch of at most cap tokens (at least one sample);
+ * *j receives the end. A sample's missing ancestors are packed before it, outermost
+ * first, each continuing its parent (model_batch.prefix). Returns response positions. */
+static int pack(learner_stepper *t, const learner_sample *smp, int i, int kept, int *j,
+                model_batch *b) {
+    int np = 0, k = i;
+    *b = (model_batch){.tokens = t->tokens, .cu_seqlens = t->cu, .targets = t->targets};
+    t->cu[0] = 0;
+    t->mb_id++;
+    for (; k < kept; k++) {
+        int depth, cost = leaf_cost(t, smp, k, &depth);
+        if (k > i && b->n_tokens + cost > t->cap) break;
+        for (int c = depth - 1; c >= 0; c--) {
+            int u = t->chain[c], pu = t->node_parent[u];
+            pack_seq(t, b, &np, smp[t->node_src[u]].prompt + t->node_d0[u],
+                     t->node_d1[u] - t->node_d0[u], NULL, pu >= 0 ? t->node_seq[pu] : -1);
+            t->node_mb[u] = t->mb_id;
+            t->node_seq[u] = b->n_seqs - 1;
+        }
+        const learner_sample *s = &smp[t->keep[k]];
+        const int u = t->leaf_parent[k];
+        pack_seq(t, b, &np, s->prompt + t->leaf_start[k], s->plen - t->leaf_start[k], s,
+                 u >= 0 ? t->node_seq[u] : -1);
+    }
+    *j = k;
+    b->prefix = t->n_nodes > 0 ? t->prefix : NULL;
     return np;
 }
 
-/* log pi_ref of the RL samples idx[0..m) into c_ref (packed order), batched. */
+/* log pi_ref of the RL samples idx[0..m) into c_ref (packed order), batched. With shared
+ * prefixes the reference runs the packed micro-batch b itself (forward only). */
 static int score_ref(learner_stepper *t, const learner_sample *smp, const int *idx, int m,
-                     char *err, size_t errlen) {
+                     const model_batch *b, int np, char *err, size_t errlen) {
+    if (t->share_prefix) {
+        if (model_train_forward(t->ref, b, t->ref_logp, NULL, err, errlen)) return -1;
+        for (int k = 0; k < np; k++) t->c_ref[k] = t->ref_logp[t->pos[k]];
+        return 0;
+    }
     int nr = 0, off = 0;
     for (int k = 0; k < m; k++) {
         const learner_sample *s = &smp[idx[k]];
@@ -189,11 +323,16 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
     memset(st, 0, sizeof *st);
     double t0 = seed_now();
     if (check_samples(smp, n, err, errlen)) return -1;
-    if (n > t->keep_cap) {
-        int *k = realloc(t->keep, sizeof(int) * (size_t)n);
-        if (!k) return seed_errf(err, errlen, "out of memory for %d samples", n);
-        t->keep = k;
-        t->keep_cap = n;
+    if (n > t->ws_cap) {
+        int **bufs[] = {&t->keep,        &t->sort_tmp, &t->lcp,         &t->leaf_start,
+                        &t->leaf_parent, &t->chain,    &t->node_parent, &t->node_d0,
+                        &t->node_d1,     &t->node_src, &t->node_mb,     &t->node_seq};
+        const size_t nb = sizeof bufs / sizeof bufs[0];
+        int *ws = realloc(t->ws, sizeof(int) * (size_t)n * nb);
+        if (!ws) return seed_errf(err, errlen, "out of memory for %d samples", n);
+        t->ws = ws;
+        t->ws_cap = n;
+        for (size_t b = 0; b < nb; b++) *bufs[b] = ws + b * (size_t)n;
     }
     /* A sample that does not fit one micro-batch is left out whole: cutting its prompt
      * would train a context the actor never saw. */
@@ -208,6 +347,7 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
         resp_total += smp[i].rlen;
     }
     st->samples = kept;
+    plan_tree(t, smp, kept);
     if (resp_total == 0) {
         st->seconds = seed_now() - t0;
         return 0;
@@ -219,14 +359,12 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
     model_zero_grad(t->policy);
 
     for (int i = 0; i < kept;) {
-        int j = i, used = 0;
-        while (j < kept && used + sample_len(&smp[t->keep[j]]) <= t->cap)
-            used += sample_len(&smp[t->keep[j++]]);
+        int j;
         model_batch b;
-        const int np = pack(t, smp, t->keep + i, j - i, &b);
+        const int np = pack(t, smp, i, kept, &j, &b);
         if (model_train_forward(t->policy, &b, t->logp, want_ent ? t->ent : NULL, err, errlen))
             return -1;
-        if (want_ref && score_ref(t, smp, t->keep + i, j - i, err, errlen)) return -1;
+        if (want_ref && score_ref(t, smp, t->keep + i, j - i, &b, np, err, errlen)) return -1;
         for (int k = 0; k < np; k++) {
             t->c_logp[k] = t->logp[t->pos[k]];
             t->c_ent[k] = want_ent ? t->ent[t->pos[k]] : 0.0f;
@@ -272,7 +410,8 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
         }
         if (model_train_backward(t->policy, &b, t->dlogp, want_ent ? t->dent : NULL, err, errlen))
             return -1;
-        st->tokens += b.n_tokens;
+        for (int s = i; s < j; s++) st->tokens += sample_len(&smp[t->keep[s]]);
+        st->packed_tokens += b.n_tokens;
         st->micro_batches++;
         i = j;
     }
@@ -301,4 +440,8 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
     st->response_tokens = resp_total;
     st->seconds = seed_now() - t0;
     return 0;
+}
+
+int learner_step_shares_prefix(const learner_stepper *t) {
+    return t->share_prefix;
 }

@@ -8,9 +8,19 @@
  *
  * learner_step_run packs samples into micro-batches of at most micro_batch_tokens,
  * runs the policy's forward, scores the RL samples under the reference policy for the
- * KL term (model_score: the reference is an inference-only model, and SFT samples never
- * touch it), forms the per-token loss (learner/loss.h), backward, then one AdamW step.
+ * KL term, forms the per-token loss (learner/loss.h), backward, then one AdamW step.
  * The token mean is over every response token of the whole step.
+ *
+ * Shared prefixes (share_prefix, on a backend that takes model_batch.prefix): the
+ * samples are sorted by prompt and form a prefix tree (a node wherever prompts branch and
+ * sharing saves at least 16 tokens; every prompt keeps its last token as its own). A
+ * micro-batch carries each node once, before the first sample under it, and each sample
+ * continues its chain. Agent prompts repeat an instruction, a group's episodes start
+ * from one prompt and steps repeat the history, so a step runs about a third of the
+ * tokens (bench/learner); the result equals unshared packing up to fp32 summation
+ * order. The reference then runs the same packed
+ * micro-batch (model_train_forward, so it needs max_train_tokens); without sharing it
+ * scores with model_score, and SFT samples never touch it.
  *
  * A sample longer than micro_batch_tokens (prompt + response) is dropped and counted,
  * never cut: a cut prompt is a context the actor never saw. A step whose loss or
@@ -52,7 +62,9 @@ typedef struct learner_step_stats {
     double opd_adv;     /* mean |w_opd * clip(q - s)| over the tokens that had a q */
     double ppo_kl;      /* mean (behav - logp) over the RL tokens */
     double clipfrac, mean_adv, grad_norm;
-    int64_t tokens, response_tokens, samples, micro_batches;
+    int64_t tokens;        /* prompt + response tokens of the samples trained */
+    int64_t packed_tokens; /* tokens the model ran: tokens less the shared prefixes */
+    int64_t response_tokens, samples, micro_batches;
     int64_t q_tokens;
     int64_t dropped_overlong; /* samples longer than micro_batch_tokens, left out */
     int skipped_nonfinite;    /* 1: the loss or gradient norm was not finite, no update */
@@ -62,11 +74,15 @@ typedef struct learner_step_stats {
 
 typedef struct learner_stepper learner_stepper;
 
-/* policy is trained in place; ref (may be NULL; inference-only is enough) gives
- * log pi_ref for the KL term. */
+/* policy is trained in place; ref (may be NULL) gives log pi_ref for the KL term. With
+ * share_prefix, prefixes are shared when both models' backends take them, and ref
+ * must then have max_train_tokens >= micro_batch_tokens; otherwise inference-only is
+ * enough. */
 int learner_step_create(learner_stepper **out, model *policy, model *ref,
                         const learner_loss_cfg *loss, const model_adamw *opt,
-                        int micro_batch_tokens, char *err, size_t errlen);
+                        int micro_batch_tokens, int share_prefix, char *err, size_t errlen);
+/* 1 when this stepper shares prompt prefixes (share_prefix and both backends take them). */
+int learner_step_shares_prefix(const learner_stepper *t);
 void learner_step_free(learner_stepper *t);
 void learner_step_set_lr(learner_stepper *t, float lr);
 /* Zero AdamW's moments and step count (a fresh RL optimizer entering stage 2). */

@@ -91,6 +91,8 @@ struct model_backend {
     float (*grad_norm)(model *m);
     int (*adamw_step)(model *m, const model_adamw *opt, float *grad_norm_out, char *err,
                       size_t errlen);
+    /* 1: train_forward/train_backward honour model_batch.prefix; 0: model.c refuses it */
+    int train_prefix;
 };
 
 extern const model_backend model_cpu_backend;

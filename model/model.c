@@ -484,6 +484,42 @@ float model_temperature(const model *m) {
     return m->temperature;
 }
 
+int model_train_shares_prefix(const model *m) {
+    return m->be->train_prefix;
+}
+
+static int seq_len(const model_batch *b, int k) {
+    return b->cu_seqlens[k + 1] - b->cu_seqlens[k];
+}
+
+/* model_batch.prefix: an earlier sequence, and the chain of prefixes with the sequence
+ * within max_seq_len (called after the lengths are checked). */
+static int check_prefix(const model *m, const model_batch *b, const char *fn, char *err,
+                        size_t errlen) {
+    if (!m->be->train_prefix)
+        return seed_errf(err, errlen,
+                         "%s: the %s backend does not share prompt prefixes "
+                         "(model_batch.prefix must be NULL; see model_train_shares_prefix)",
+                         fn, m->be->name);
+    for (int k = 0; k < b->n_seqs; k++) {
+        int p = b->prefix[k];
+        if (p == -1) continue;
+        if (p < 0 || p >= k)
+            return seed_errf(err, errlen,
+                             "%s: sequence %d names sequence %d as its prefix; a prefix must "
+                             "be an earlier sequence (0..%d) or -1",
+                             fn, k, p, k - 1);
+        int total = seq_len(b, k);
+        for (int q = p; q >= 0; q = b->prefix[q]) total += seq_len(b, q);
+        if (total > m->lim.max_seq_len)
+            return seed_errf(err, errlen,
+                             "%s: sequence %d with its prefixes (%d, ...) is %d tokens, over "
+                             "max_seq_len %d",
+                             fn, k, p, total, m->lim.max_seq_len);
+    }
+    return 0;
+}
+
 static int check_batch(const model *m, const model_batch *b, const char *fn, char *err,
                        size_t errlen) {
     if (m->lim.max_train_tokens <= 0)
@@ -500,13 +536,14 @@ static int check_batch(const model *m, const model_batch *b, const char *fn, cha
         return seed_errf(err, errlen, "%s: cu_seqlens must run from 0 to n_tokens %d (got %d..%d)",
                          fn, b->n_tokens, b->cu_seqlens[0], b->cu_seqlens[b->n_seqs]);
     for (int k = 0; k < b->n_seqs; k++) {
-        int len = b->cu_seqlens[k + 1] - b->cu_seqlens[k];
+        int len = seq_len(b, k);
         if (len <= 0 || len > m->lim.max_seq_len)
             return seed_errf(err, errlen,
                              "%s: sequence %d has length %d, expected 1..%d "
                              "(max_seq_len)",
                              fn, k, len, m->lim.max_seq_len);
     }
+    if (b->prefix && check_prefix(m, b, fn, err, errlen)) return -1;
     if (check_tokens(m, b->tokens, b->n_tokens, fn, -1, err, errlen)) return -1;
     for (int t = 0; t < b->n_tokens; t++)
         if (b->targets[t] < -1 || b->targets[t] >= m->cfg.vocab_size)

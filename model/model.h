@@ -149,14 +149,27 @@ int model_score(model *m, int n, const int *const *prompt, const int *plen, cons
 /* ---- training (learner) ----
  * A packed batch: tokens[0..n_tokens), sequence k spans [cu_seqlens[k], cu_seqlens[k+1]).
  * targets[t] is the token predicted at position t (usually tokens[t+1] of the same
- * sequence) or -1 where no loss applies. */
+ * sequence) or -1 where no loss applies.
+ *
+ * Shared prompt prefixes (prefix != NULL, on a backend where model_train_shares_prefix):
+ * prefix[k] is -1, or the index p < k of a sequence that stands before sequence k as its
+ * prompt prefix. Sequence k's context is then p's context followed by p's tokens: it
+ * attends to them and its positions continue after them, exactly as if they were
+ * repeated at its start. Prefixes chain (a prefix tree of prompts), and the chain with
+ * the sequence is at most max_seq_len tokens. So prompts that share their first L tokens
+ * carry those L tokens once. Gradients reach a prefix's tokens from every sequence whose
+ * context holds them. */
 typedef struct model_batch {
     int n_tokens;
     int n_seqs;
     const int *tokens;
     const int *cu_seqlens; /* n_seqs + 1 */
     const int *targets;
+    const int *prefix; /* n_seqs entries, or NULL: every sequence stands alone */
 } model_batch;
+
+/* 1 when this model's backend takes model_batch.prefix (the CPU backend does). */
+int model_train_shares_prefix(const model *m);
 
 /* Forward: logp[t] = log softmax(logits_t / T)[targets[t]] (0 where targets[t] < 0);
  * entropy[t] (optional, may be NULL) = entropy of that distribution at t. Keeps the

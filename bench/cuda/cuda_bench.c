@@ -88,7 +88,8 @@ int main(int argc, char **argv) {
             dl[t] = -1.0f / T;
         }
         for (int k = 0; k <= nseq; k++) cu[k] = k * seq;
-        model_batch b = {T, nseq, tok, cu, tg};
+        model_batch b = {
+            .n_tokens = T, .n_seqs = nseq, .tokens = tok, .cu_seqlens = cu, .targets = tg};
         model_adamw opt = {1e-5f, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f};
         double t0 = 0;
         for (int s = 0; s <= steps; s++) {

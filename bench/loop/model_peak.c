@@ -57,7 +57,8 @@ int main(int argc, char **argv) {
         tg[i] = toks[i + 1];
         dl[i] = -1.0f / (float)T;
     }
-    model_batch bt = {T, nseq, toks, cu, tg};
+    model_batch bt = {
+        .n_tokens = T, .n_seqs = nseq, .tokens = toks, .cu_seqlens = cu, .targets = tg};
     model_adamw opt = {1e-4f, 0.9f, 0.999f, 1e-8f, 0.0f, 1.0f};
     double t3 = seed_now();
     const int steps = 3;

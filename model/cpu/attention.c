@@ -52,7 +52,7 @@ void cpu_attention_forward(float *out, float *lse, const float *q, int ldq,
 #pragma omp for schedule(dynamic, 1)
         for (int it = 0; it < items; it++) {
             const cpu_attn_chunk *c = &ch[it / KVH];
-            const int g = it % KVH;
+            const int g = it % KVH, ldk = c->ld ? c->ld : ldkv;
             const float *K = c->k + g * D, *Vv = c->v + g * D;
             if (c->len == 1 && grp <= CPU_ATTN_BLOCK) {
                 /* decode: the grp query heads of KV head g are grp rows at stride D */
@@ -60,11 +60,11 @@ void cpu_attention_forward(float *out, float *lse, const float *q, int ldq,
                 const float *Q = q + (size_t)c->tok0 * ldq + (size_t)g * grp * D;
                 float *O = out + (size_t)c->tok0 * ldo + (size_t)g * grp * D;
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, grp, nk, D, scale, Q, D, K,
-                            ldkv, 0.0f, S, nk);
+                            ldk, 0.0f, S, nk);
                 for (int i = 0; i < grp; i++) nvis[i] = nk;
                 softmax_rows(S, grp, nk, nvis, lse ? lrow : NULL);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, grp, D, nk, 1.0f, S, nk, Vv,
-                            ldkv, 0.0f, O, D);
+                            ldk, 0.0f, O, D);
                 if (lse)
                     for (int i = 0; i < grp; i++) lse[(size_t)c->tok0 * H + g * grp + i] = lrow[i];
                 continue;
@@ -76,11 +76,11 @@ void cpu_attention_forward(float *out, float *lse, const float *q, int ldq,
                     const float *Q = q + (size_t)(c->tok0 + r0) * ldq + h * D;
                     float *O = out + (size_t)(c->tok0 + r0) * ldo + h * D;
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nk, D, scale, Q, ldq, K,
-                                ldkv, 0.0f, S, nk);
+                                ldk, 0.0f, S, nk);
                     for (int i = 0; i < M; i++) nvis[i] = c->pos0 + r0 + i + 1;
                     softmax_rows(S, M, nk, nvis, lse ? lrow : NULL);
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, D, nk, 1.0f, S, nk,
-                                Vv, ldkv, 0.0f, O, ldo);
+                                Vv, ldk, 0.0f, O, ldo);
                     if (lse)
                         for (int i = 0; i < M; i++)
                             lse[(size_t)(c->tok0 + r0 + i) * H + h] = lrow[i];
@@ -106,7 +106,7 @@ void cpu_attention_backward(float *dq, int lddq, int lddkv, const float *dout, c
 #pragma omp for schedule(dynamic, 1)
         for (int it = 0; it < items; it++) {
             const cpu_attn_chunk *c = &ch[it / KVH];
-            const int g = it % KVH;
+            const int g = it % KVH, ldk = c->ld ? c->ld : ldkv, ldd = c->ld ? c->ld : lddkv;
             const float *K = c->k + g * D, *Vv = c->v + g * D;
             float *dK = c->dk + g * D, *dV = c->dv + g * D;
             for (int h = g * grp; h < (g + 1) * grp; h++) {
@@ -117,9 +117,9 @@ void cpu_attention_backward(float *dq, int lddq, int lddkv, const float *dout, c
                     const float *Q = q + row0 * ldq + h * D;
                     const float *dO = dout + row0 * ldo + h * D, *O = out + row0 * ldo + h * D;
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nk, D, scale, Q, ldq, K,
-                                ldkv, 0.0f, P, nk);
+                                ldk, 0.0f, P, nk);
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, nk, D, 1.0f, dO, ldo,
-                                Vv, ldkv, 0.0f, dP, nk);
+                                Vv, ldk, 0.0f, dP, nk);
                     for (int i = 0; i < M; i++) {
                         float s = 0.0f;
                         for (int d = 0; d < D; d++)
@@ -139,11 +139,11 @@ void cpu_attention_backward(float *dq, int lddq, int lddkv, const float *dout, c
                         for (int j = n; j < nk; j++) p[j] = dp[j] = 0.0f;
                     }
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, D, nk, scale, dP, nk,
-                                K, ldkv, 0.0f, dq + row0 * lddq + h * D, lddq);
+                                K, ldk, 0.0f, dq + row0 * lddq + h * D, lddq);
                     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, D, M, scale, dP, nk, Q,
-                                ldq, 1.0f, dK, lddkv);
+                                ldq, 1.0f, dK, ldd);
                     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, D, M, 1.0f, P, nk, dO,
-                                ldo, 1.0f, dV, lddkv);
+                                ldo, 1.0f, dV, ldd);
                 }
             }
         }

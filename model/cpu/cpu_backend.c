@@ -2,7 +2,8 @@
  * from model_limits, and the four workloads composed from the layer kernels.
  *
  * Contract: arguments arrive validated by model.c. Every buffer comes from one
- * allocation made in cpu_create; the workloads allocate nothing. Threads: each entry
+ * allocation made in cpu_create; the workloads allocate nothing, except the gather
+ * buffers of a training batch with shared prefixes (grown on demand, kept). Threads: each entry
  * point sets the calling thread's OpenMP team size to model_limits.threads (0:
  * OpenMP's default) and OpenBLAS's (process-wide) thread count to 1; products are
  * split over the OpenMP team by cpu_sgemm, so only one thread pool ever runs. The
@@ -70,6 +71,13 @@ typedef struct cpu_state {
     float fwd_inv_t; /* 1 / temperature of the pending forward */
     int fwd_rows;
     float *dx, *dln, *tln, *th, *dh, *dgu, *datt, *dqkv, *dlnf;
+    /* shared prefixes (model_batch.prefix): per chunk its prefix chunk (-1: none) and the
+     * first row of its keys in gkv/dgkv (rows of 2 KVD floats, K|V): the keys of its
+     * whole context (the prefix chain) then its own, so the attention kernels see them
+     * contiguous */
+    int *tprefix, *tgrow;
+    float *gkv, *dgkv;
+    size_t g_rows, g_cap;
 } cpu_state;
 
 /* ---- workspace planning: one pass sizes, the second assigns ---- */
@@ -140,6 +148,8 @@ static void plan(cpu_state *s, planner *p) {
     s->krow = TAKE_I(p, T);
     s->hkeep = T * s->V * sizeof(float) <= CPU_HEAD_KEEP_BYTES ? TAKE_F(p, T * s->V) : NULL;
     s->tchunks = take(p, T * sizeof(cpu_attn_chunk));
+    s->tprefix = TAKE_I(p, T);
+    s->tgrow = TAKE_I(p, T);
     s->dx = TAKE_F(p, T * C);
     s->dln = TAKE_F(p, T * C);
     s->tln = TAKE_F(p, T * C);
@@ -156,6 +166,8 @@ static void cpu_destroy(model *m) {
     if (!s) return;
     free(s->block);
     free(s->acts);
+    free(s->gkv);
+    free(s->dgkv);
     free(s);
     m->bs = NULL;
 }
@@ -224,7 +236,67 @@ typedef struct layer_io {
     float *rstd2;
     float *gu, *h, *ln; /* (T,2I), (T,I) and (T,C) temporaries */
     float *out;
+    int gather; /* training with shared prefixes: children's keys come from gkv */
 } layer_io;
+
+/* Point each chunk that has a prefix at its gathered keys: rows tgrow[k].. of gkv hold
+ * the K|V rows of its context, which are its prefix's gathered rows (or, for a prefix
+ * without one, its rows of qkv) followed by the prefix's own, then the chunk's own rows.
+ * Chunks come after their prefixes, so a prefix is gathered first. With dqkv (the
+ * backward), dk/dv point at the same rows of dgkv, zeroed. */
+static void gather_prefix_kv(cpu_state *s, const float *qkv, cpu_attn_chunk *ch, int n_ch,
+                             float *dqkv) {
+    const int QKV = s->QKV, W = 2 * s->KVD;
+    const size_t kvb = sizeof(float) * (size_t)W;
+    for (int k = 0; k < n_ch; k++) {
+        const int p = s->tprefix[k];
+        if (p < 0) continue;
+        cpu_attn_chunk *c = &ch[k];
+        const cpu_attn_chunk *pc = &ch[p];
+        float *g = s->gkv + (size_t)s->tgrow[k] * W;
+        if (s->tprefix[p] >= 0) /* the prefix's whole context and its own rows, gathered */
+            memcpy(g, s->gkv + (size_t)s->tgrow[p] * W, kvb * (size_t)(pc->pos0 + pc->len));
+        else
+            for (int r = 0; r < pc->len; r++)
+                memcpy(g + (size_t)r * W, qkv + (size_t)(pc->tok0 + r) * QKV + s->Q, kvb);
+        for (int r = 0; r < c->len; r++)
+            memcpy(g + (size_t)(c->pos0 + r) * W, qkv + (size_t)(c->tok0 + r) * QKV + s->Q, kvb);
+        c->k = g;
+        c->v = g + s->KVD;
+        c->ld = W;
+        if (!dqkv) continue;
+        float *dg = s->dgkv + (size_t)s->tgrow[k] * W;
+        memset(dg, 0, kvb * (size_t)(c->pos0 + c->len));
+        c->dk = dg;
+        c->dv = dg + s->KVD;
+    }
+}
+
+/* After the attention backward: hand each chunk's key/value gradients in dgkv back to the
+ * rows they came from, its own in dqkv and its context's to its prefix (the prefix's
+ * dgkv rows, or its dqkv rows when it has no prefix). Last chunk first, so a prefix has
+ * received all of its descendants' gradients before it hands them on; deterministic. */
+static void scatter_prefix_dkv(cpu_state *s, const cpu_attn_chunk *ch, int n_ch, float *dqkv) {
+    const int QKV = s->QKV, W = 2 * s->KVD;
+    for (int k = n_ch - 1; k >= 0; k--) {
+        const int p = s->tprefix[k];
+        if (p < 0) continue;
+        const cpu_attn_chunk *c = &ch[k], *pc = &ch[p];
+        const float *dg = s->dgkv + (size_t)s->tgrow[k] * W;
+        for (int r = 0; r < c->pos0 + c->len; r++) {
+            float *d;
+            if (r >= c->pos0)
+                d = dqkv + (size_t)(c->tok0 + r - c->pos0) * QKV + s->Q;
+            else if (s->tprefix[p] >= 0)
+                d = s->dgkv + ((size_t)s->tgrow[p] + (size_t)r) * W;
+            else
+                d = dqkv + (size_t)(pc->tok0 + r) * QKV + s->Q;
+            const float *g = dg + (size_t)r * W;
+#pragma omp simd
+            for (int j = 0; j < W; j++) d[j] += g[j];
+        }
+    }
+}
 
 /* kc/vc: this layer's cache base (NULL: keys and values stay in qkv), cslot: each
  * chunk's slot when cached. */
@@ -257,6 +329,7 @@ static void layer_forward(cpu_state *s, const model *m, int l, int T, const int 
             c->v = src + s->KVD;
         }
     }
+    if (io->gather) gather_prefix_kv(s, io->qkv, ch, n_ch, NULL);
     cpu_attention_forward(io->att, io->lse, io->qkv, QKV, ch, n_ch, ldkv, s->H, s->KVH, s->D,
                           s->maxlen, s->attn_scratch, s->nthreads);
     if (io->res2 != io->x) memcpy(io->res2, io->x, sizeof(float) * T * C);
@@ -315,6 +388,7 @@ static void cached_passes(model *m, int n_chunks, const int *slots, const int *c
             c->tok0 = T;
             c->len = n;
             c->pos0 = m->kv_len[slots[ci]] + off;
+            c->ld = 0;
             s->icslot[n_ch++] = slots[ci];
             const int *tg = targets ? targets[ci] : NULL;
             for (int j = 0; j < n; j++) {
@@ -386,6 +460,7 @@ static int cpu_forward_logits(model *m, const int *tokens, int n, float *logits_
     c->tok0 = 0;
     c->len = n;
     c->pos0 = 0;
+    c->ld = 0;
     for (int j = 0; j < n; j++) s->ipos[j] = j;
     cpu_encoder_forward(s->ix, tokens, m->w.embed, n, s->C);
     infer_layers(s, m, n, 1, 0);
@@ -413,6 +488,7 @@ static int cpu_score(model *m, int n, const int *const *prompt, const int *plen,
                 c->tok0 = T;
                 c->len = plen[i] + rlen[i];
                 c->pos0 = 0;
+                c->ld = 0;
                 memcpy(s->itgt + T, prompt[i], sizeof(int) * plen[i]);
                 memcpy(s->itgt + T + plen[i], resp[i], sizeof(int) * rlen[i]);
                 for (int j = 0; j < c->len; j++) s->ipos[T + j] = j;
@@ -448,17 +524,39 @@ static int cpu_score(model *m, int n, const int *const *prompt, const int *plen,
 
 /* ---- training ---- */
 
-static void train_chunks(cpu_state *s, const model_batch *b) {
+/* The batch's chunks; a chunk with a prefix continues the prefix's positions and gets
+ * rows in the gather buffers (grown here). Returns 1 when some chunk has a prefix. */
+static int train_chunks(cpu_state *s, const model_batch *b, char *err, size_t errlen) {
+    size_t rows = 0;
     for (int k = 0; k < b->n_seqs; k++) {
         cpu_attn_chunk *c = &s->tchunks[k];
+        const int p = b->prefix ? b->prefix[k] : -1;
         c->tok0 = b->cu_seqlens[k];
         c->len = b->cu_seqlens[k + 1] - b->cu_seqlens[k];
-        c->pos0 = 0;
-        for (int j = 0; j < c->len; j++) s->tpos[c->tok0 + j] = j;
+        c->pos0 = p < 0 ? 0 : s->tchunks[p].pos0 + s->tchunks[p].len;
+        c->ld = 0;
+        for (int j = 0; j < c->len; j++) s->tpos[c->tok0 + j] = c->pos0 + j;
+        s->tprefix[k] = p;
+        s->tgrow[k] = p < 0 ? -1 : (int)rows;
+        if (p >= 0) rows += (size_t)(c->pos0 + c->len);
     }
+    s->g_rows = rows;
+    if (rows > s->g_cap) {
+        size_t bytes = rows * 2 * (size_t)s->KVD * sizeof(float);
+        float *g = realloc(s->gkv, bytes), *dg = g ? realloc(s->dgkv, bytes) : NULL;
+        if (g) s->gkv = g;
+        if (!g || !dg)
+            return seed_errf(err, errlen,
+                             "cpu backend: cannot allocate %.1f MiB to gather %zu rows of "
+                             "shared-prefix keys",
+                             2.0 * (double)bytes / 1048576.0, rows);
+        s->dgkv = dg;
+        s->g_cap = rows;
+    }
+    return rows > 0;
 }
 
-static layer_io train_io(cpu_state *s, int l) {
+static layer_io train_io(cpu_state *s, int l, int gather) {
     cpu_layer_acts *a = &s->acts[l];
     return (layer_io){.x = a->x,
                       .rstd1 = a->rstd1,
@@ -470,7 +568,8 @@ static layer_io train_io(cpu_state *s, int l) {
                       .gu = a->gu,
                       .h = s->th,
                       .ln = s->tln,
-                      .out = l + 1 < s->L ? s->acts[l + 1].x : s->xf};
+                      .out = l + 1 < s->L ? s->acts[l + 1].x : s->xf,
+                      .gather = gather};
 }
 
 static int cpu_train_forward(model *m, const model_batch *b, float *logp, float *entropy, char *err,
@@ -478,10 +577,11 @@ static int cpu_train_forward(model *m, const model_batch *b, float *logp, float 
     cpu_state *s = m->bs;
     set_threads(s);
     const int T = b->n_tokens, C = s->C;
-    train_chunks(s, b);
+    const int gather = train_chunks(s, b, err, errlen);
+    if (gather < 0) return -1;
     cpu_encoder_forward(s->acts[0].x, b->tokens, m->w.embed, T, C);
     for (int l = 0; l < s->L; l++) {
-        layer_io io = train_io(s, l);
+        layer_io io = train_io(s, l, gather);
         layer_forward(s, m, l, T, s->tpos, &io, s->tchunks, b->n_seqs, NULL, NULL, NULL);
     }
     /* the head runs on the rows that have a target (all rows when entropy is asked) */
@@ -533,9 +633,11 @@ static void layer_backward(cpu_state *s, model *m, int l, int T, const model_bat
         c->dk = s->dqkv + (size_t)c->tok0 * QKV + Q;
         c->dv = c->dk + s->KVD;
     }
+    if (s->g_rows > 0) gather_prefix_kv(s, a->qkv, s->tchunks, b->n_seqs, s->dqkv);
     cpu_attention_backward(s->dqkv, QKV, QKV, s->datt, a->att, a->lse, a->qkv, QKV, s->tchunks,
                            b->n_seqs, QKV, s->H, s->KVH, s->D, s->maxlen, s->attn_scratch,
                            s->nthreads);
+    if (s->g_rows > 0) scatter_prefix_dkv(s, s->tchunks, b->n_seqs, s->dqkv);
     cpu_rope_forward(s->dqkv, QKV, s->tpos, T, s->H + s->KVH, s->D, s->rope_cos, s->rope_sin, 1);
     cpu_rmsnorm_forward(s->tln, NULL, a->x, w->ln1, T, C, eps);
     cpu_matmul_backward(s->dln, g->wqkv, g->bqkv, s->dqkv, s->tln, w->wqkv, T, C, QKV, 0.0f);
@@ -600,4 +702,5 @@ const model_backend model_cpu_backend = {
     .score = cpu_score,
     .train_forward = cpu_train_forward,
     .train_backward = cpu_train_backward,
+    .train_prefix = 1,
 };

@@ -93,6 +93,7 @@ typedef struct cpu_attn_chunk {
     int tok0, len, pos0;
     const float *k, *v;
     float *dk, *dv; /* backward only: gradients in the same layout as k, v */
+    int ld;         /* row stride of k, v, dk, dv; 0: the call's ldkv (and lddkv) */
 } cpu_attn_chunk;
 
 /* Causal GQA attention: out (T, H*D) rows of each chunk = softmax(q k^T / sqrt(D)) v.

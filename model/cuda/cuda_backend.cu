@@ -968,4 +968,5 @@ extern "C" const model_backend model_cuda_backend = {
     cuda_zero_grad,
     cuda_grad_norm,
     cuda_adamw_step,
+    0, /* train_prefix: model_batch.prefix is refused (model.c); the learner packs whole */
 };

@@ -245,7 +245,7 @@ static void test_rope_attention(int H, int KVH, int D) {
     const int S = 2, p0[2] = {40, 150};
     vec kc = randv((size_t)S * maxpos * KVD, 1.0f, 1), vc = randv((size_t)S * maxpos * KVD, 1, 1);
     vec q2 = randv((size_t)2 * QKV, 1.0f, 1), o2((size_t)2 * Q);
-    cpu_attn_chunk c2[2];
+    cpu_attn_chunk c2[2] = {};
     std::vector<seedcu::attn_chunk> g2(2);
     std::vector<seedcu::attn_tile> t2;
     for (int k = 0; k < 2; k++) {

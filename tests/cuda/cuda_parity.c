@@ -197,7 +197,8 @@ static void run_config(const model_config *cfg, uint64_t seed, const char *name)
     int btok[400], btg[400];
     rand_tokens(&r, btok, 400, V);
     for (int t = 0; t < 400; t++) btg[t] = (t % 7 == 3) ? -1 : (int)seed_rng_below(&r, V);
-    model_batch b = {400, 3, btok, cu, btg};
+    model_batch b = {
+        .n_tokens = 400, .n_seqs = 3, .tokens = btok, .cu_seqlens = cu, .targets = btg};
     float lpc[400], lpg[400], enc[400], eng[400], dl[400], de[400];
     poison(lpg, 400);
     poison(eng, 400);

@@ -299,7 +299,8 @@ static int cmd_rank(int argc, char **argv) {
                 tg[j] = j + 1 < lens[k] ? tok[j + 1] : -1;
                 dl[j] = tg[j] >= 0 ? -1.0f / (float)denom : 0.0f;
             }
-            model_batch b = {lens[k], 1, tok, cu, tg};
+            model_batch b = {
+                .n_tokens = lens[k], .n_seqs = 1, .tokens = tok, .cu_seqlens = cu, .targets = tg};
             if (k == n - 1) learner_dp_arm(dp);
             if (model_train_forward(m, &b, lp, NULL, err, sizeof err) ||
                 model_train_backward(m, &b, dl, NULL, err, sizeof err))

@@ -31,7 +31,7 @@ static void die(const char *what, const char *err) {
 typedef struct opts {
     learner_samples_cfg sc;
     learner_loss_cfg lc;
-    int micro, steps, ref;
+    int micro, steps, ref, share, ref_other;
     float lr, max_grad_norm;
     unsigned long seed;
     const char *grads;
@@ -87,6 +87,10 @@ static opts opts_parse(int argc, char **argv, int first) {
             o.steps = (int)v;
         else if (!strcmp(key, "ref"))
             o.ref = (int)v;
+        else if (!strcmp(key, "share"))
+            o.share = (int)v;
+        else if (!strcmp(key, "ref_other"))
+            o.ref_other = (int)v;
         else if (!strcmp(key, "lr"))
             o.lr = (float)v;
         else if (!strcmp(key, "clip_norm"))
@@ -208,6 +212,8 @@ static cJSON *step_json(int rc, const char *err, const learner_step_stats *s) {
     cJSON_AddNumberToObject(x, "dropped_overlong", (double)s->dropped_overlong);
     cJSON_AddNumberToObject(x, "samples", (double)s->samples);
     cJSON_AddNumberToObject(x, "micro_batches", (double)s->micro_batches);
+    cJSON_AddNumberToObject(x, "tokens", (double)s->tokens);
+    cJSON_AddNumberToObject(x, "packed_tokens", (double)s->packed_tokens);
     cJSON_AddNumberToObject(x, "response_tokens", (double)s->response_tokens);
     cJSON_AddNumberToObject(x, "q_tokens", (double)s->q_tokens);
     const double v[] = {s->loss,     s->pg,       s->opd,         s->kl,
@@ -229,8 +235,11 @@ static int cmd_step(int argc, char **argv) {
     cJSON *j = build(e, &o, &b);
     model *pol = make_model(argv[2], o.micro, 1, o.seed), *ref = NULL;
     if (o.ref) {
-        ref = make_model(argv[2], o.micro, 0, o.seed);
-        memcpy(model_params(ref), model_params(pol), sizeof(float) * model_num_params(pol));
+        /* shared prefixes: the reference runs the packed batch; ref_other: other weights
+         * than the policy's (so a mix-up of the two log-probs shows) */
+        ref = make_model(argv[2], o.micro, o.share, o.ref_other ? o.seed + 7 : o.seed);
+        if (!o.ref_other)
+            memcpy(model_params(ref), model_params(pol), sizeof(float) * model_num_params(pol));
         if (model_params_changed(ref, err, sizeof err)) die("ref", err);
         float *m1, *m2;
         int64_t *stp;
@@ -260,8 +269,9 @@ static int cmd_step(int argc, char **argv) {
     model_adamw opt = {
         .lr = o.lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .max_grad_norm = o.max_grad_norm};
     learner_stepper *t;
-    if (learner_step_create(&t, pol, ref, &o.lc, &opt, o.micro, err, sizeof err))
+    if (learner_step_create(&t, pol, ref, &o.lc, &opt, o.micro, o.share, err, sizeof err))
         die("trainer", err);
+    cJSON_AddBoolToObject(j, "shares_prefix", learner_step_shares_prefix(t));
     cJSON *steps = cJSON_AddArrayToObject(j, "steps");
     for (int k = 0; k < o.steps; k++) {
         learner_step_stats s;
@@ -294,7 +304,7 @@ static int cmd_moments(int argc, char **argv) {
     model_adamw opt = {
         .lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .max_grad_norm = 1.0f};
     learner_stepper *t;
-    if (learner_step_create(&t, pol, NULL, &lc, &opt, 64, err, sizeof err)) die("trainer", err);
+    if (learner_step_create(&t, pol, NULL, &lc, &opt, 64, 0, err, sizeof err)) die("trainer", err);
     int32_t toks[24];
     for (int i = 0; i < 24; i++) toks[i] = (i * 37 + 5) % model_get_config(pol)->vocab_size;
     learner_sample s = {.prompt = toks, .plen = 16, .resp = toks + 16, .rlen = 8, .sft = 1};

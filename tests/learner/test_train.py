@@ -14,7 +14,8 @@ Checks (each fails on the code before issue 7):
   - a group of more than 1024 episodes is trained whole;
   - a sample longer than micro_batch_tokens is dropped and counted, never cut (this
     binary runs under ASan in the Sanitize build: the old packing overflowed);
-  - splitting a step into micro-batches gives the same gradient as one batch;
+  - splitting a step into micro-batches gives the same gradient as one batch, and so
+    does packing the prompts' shared prefix once (optim.share_prefix);
   - the reference model holds no gradient or optimizer buffers and scores log pi_ref;
   - a non-finite loss skips the step without touching the weights; the third in a row
     is an error;
@@ -48,8 +49,9 @@ with open(os.path.join(MODEL, "config.json"), "w") as f:
 
 
 def make_group(rng, n_ep, n_steps, *, policy_version=3, scored_version=3, obs_pool=3,
-               plen=(6, 14), rlen=(3, 8), with_q=True, errors=None):
-    """A scored group; observations drawn from a small pool so anchors repeat."""
+               plen=(6, 14), rlen=(3, 8), with_q=True, errors=None, heads=((),)):
+    """A scored group; observations drawn from a small pool so anchors repeat. Every
+    prompt starts with one of `heads`, in turn (an agent prompt's fixed instruction)."""
     g = pb2.EpisodeGroup(env="sokoban", task_seed=7, split="train",
                          policy_version=policy_version, actor_id="a0", group_id=1)
     sg = pb2.ScoredGroup(scored_version=scored_version, analyzer_id="z0")
@@ -61,12 +63,13 @@ def make_group(rng, n_ep, n_steps, *, policy_version=3, scored_version=3, obs_po
         for t in range(ns):
             st = ep.steps.add()
             p, r = int(rng.integers(*plen)), int(rng.integers(*rlen))
-            st.prompt_ids.extend(rng.integers(3, VOCAB, p).tolist())
+            head = list(heads[(e + t) % len(heads)])
+            st.prompt_ids.extend(head + rng.integers(3, VOCAB, p).tolist())
             st.response_ids.extend(rng.integers(3, VOCAB, r).tolist())
             lp = rng.uniform(-6, -0.5, r)
             st.sample_logprobs.extend(lp.tolist())
             st.skill_slot_episode = 1
-            st.skill_slot_step = p - 1
+            st.skill_slot_step = len(head) + p - 1
             st.reward = float(rng.choice([-0.1, 0.0, 1.0, 10.0]))
             st.observation = "room %d" % int(rng.integers(0, obs_pool))
             st.valid = True
@@ -267,6 +270,40 @@ def test_micro_batches(rng):
           (b["micro_batches"], err))
 
 
+def test_shared_prefix(rng):
+    """Prompts that share a 40-token head, then one of two 20-token middles (a prefix
+    tree two deep), packed once per micro-batch give the unshared step's gradient and
+    statistics, the reference aligned, while the model runs fewer tokens."""
+    head = rng.integers(3, VOCAB, 40).tolist()
+    mids = [rng.integers(3, VOCAB, 20).tolist() for _ in range(2)]
+    sg = make_group(rng, 6, 3, plen=(2, 14), rlen=(3, 8), heads=[head + m for m in mids])
+    # the reference has its own weights: its log-probs and the policy's must not mix
+    common = ("w_opd=1", "kl=0.05", "ref=1", "ref_other=1", "opd_mode=2", "opd_coef=0.3",
+              "ent=0.01")
+    g0, g1, g2 = (os.path.join(TMP, "sp%d.bin" % i) for i in range(3))
+    plain = step(sg, "sp_plain", "micro=512", "share=0", "grads=" + g0, *common)
+    one = step(sg, "sp_one", "micro=512", "share=1", "grads=" + g1, *common)
+    many = step(sg, "sp_many", "micro=120", "share=1", "grads=" + g2, *common)
+    a, b, c = plain["steps"][0], one["steps"][0], many["steps"][0]
+    assert not plain["shares_prefix"] and one["shares_prefix"], (plain, one)
+    assert a["packed_tokens"] == a["tokens"], a
+    assert b["tokens"] == a["tokens"] and b["samples"] == a["samples"] == 18, (a, b)
+    # one micro-batch: the head runs once instead of 18 times, each middle once for its 9
+    assert b["packed_tokens"] <= a["tokens"] - 17 * 40 - 2 * 8 * 20, (a, b)
+    assert c["micro_batches"] >= 3 and b["packed_tokens"] < c["packed_tokens"] < a["tokens"], c
+    ga = np.fromfile(g0, np.float32)
+    assert np.max(np.abs(ga)) > 0
+    for name, g in (("one micro-batch", g1), ("%d micro-batches" % c["micro_batches"], g2)):
+        err = np.max(np.abs(np.fromfile(g, np.float32) - ga)) / np.max(np.abs(ga))
+        assert err <= 1e-4, ("shared-prefix gradient differs", name, err)
+    for k in ("loss", "pg", "opd", "kl", "entropy", "ppo_kl", "abs_qs", "opd_adv"):
+        assert close(a[k], b[k], 1e-4) and close(a[k], c[k], 1e-4), (k, a[k], b[k], c[k])
+    assert abs(a["kl"]) > 1e-3, ("the reference should differ from the policy", a)
+    print("ok: shared prefixes give the unshared gradient; %d of %d tokens run in one "
+          "micro-batch, %d in %d" % (b["packed_tokens"], a["tokens"], c["packed_tokens"],
+                                      c["micro_batches"]))
+
+
 def test_nonfinite(rng):
     sg = make_group(rng, 4, 2)
     del sg.group.episodes[2].steps[1].sample_logprobs[:]
@@ -317,6 +354,7 @@ test_gigpo_and_errors(rng)
 test_big_group(rng)
 test_overlong(rng)
 test_micro_batches(rng)
+test_shared_prefix(rng)
 test_nonfinite(rng)
 test_moments()
 test_job_check()

@@ -195,8 +195,9 @@ static int cmd_score(int argc, char **argv) {
     return 0;
 }
 
-/* Batch file: int32 n_tokens, n_seqs, use_entropy, cu_seqlens[n_seqs+1], tokens[n],
- * targets[n]; then float32 dlogp[n], dentropy[n]. */
+/* Batch file: int32 n_tokens, n_seqs, flags (1: entropy, 2: shared prefixes),
+ * cu_seqlens[n_seqs+1], prefix[n_seqs] (flag 2 only), tokens[n], targets[n]; then float32
+ * dlogp[n], dentropy[n]. */
 typedef struct tbatch {
     model_batch b;
     int use_ent;
@@ -211,10 +212,15 @@ static tbatch read_batch(const char *path) {
     t.buf = p;
     t.b.n_tokens = p[0];
     t.b.n_seqs = p[1];
-    t.use_ent = p[2];
+    t.use_ent = p[2] & 1;
+    const int has_prefix = p[2] & 2;
     p += 3;
     t.b.cu_seqlens = p;
     p += t.b.n_seqs + 1;
+    if (has_prefix) {
+        t.b.prefix = p;
+        p += t.b.n_seqs;
+    }
     t.b.tokens = p;
     p += t.b.n_tokens;
     t.b.targets = p;
@@ -545,6 +551,19 @@ static int cmd_bad(int argc, char **argv) {
     expect_fail(model_train_forward(m, &b, lp5, NULL, err, sizeof err), err,
                 "train_forward cu_seqlens not increasing", "length");
     cu[1] = 3;
+    /* shared prefixes: an earlier sequence without a prefix, within max_seq_len */
+    int pre_fwd[2] = {-1, 1}, pre_self[2] = {-1, -1}, pre_neg[2] = {-1, -2};
+    b.prefix = pre_fwd;
+    expect_fail(model_train_forward(m, &b, lp5, NULL, err, sizeof err), err,
+                "train_forward prefix names itself", "earlier sequence");
+    pre_self[0] = 0;
+    b.prefix = pre_self;
+    expect_fail(model_train_forward(m, &b, lp5, NULL, err, sizeof err), err,
+                "train_forward prefix of sequence 0 is 0", "earlier sequence");
+    b.prefix = pre_neg;
+    expect_fail(model_train_forward(m, &b, lp5, NULL, err, sizeof err), err,
+                "train_forward prefix -2", "earlier sequence");
+    b.prefix = NULL;
     int tok25[25] = {0}, tgt25[25] = {0}, cu25[2] = {0, 25}, cu2[3] = {0, 8, 25};
     model_batch big_b = {
         .n_tokens = 25, .n_seqs = 2, .tokens = tok25, .cu_seqlens = cu2, .targets = tgt25};
@@ -555,6 +574,28 @@ static int cmd_bad(int argc, char **argv) {
     cu25[1] = 20;
     expect_fail(model_train_forward(m, &long_b, lp5, NULL, err, sizeof err), err,
                 "train_forward sequence 20 > max_seq_len", "max_seq_len");
+    /* 10 + 10 tokens through a prefix: each fits, the two together exceed 16 */
+    int cu3[4] = {0, 10, 20, 22}, pre3[3] = {-1, 0, 0};
+    model_batch pre_b = {
+        .n_tokens = 22, .n_seqs = 3, .tokens = tok25, .cu_seqlens = cu3, .targets = tgt25};
+    pre_b.prefix = pre3;
+    expect_fail(model_train_forward(m, &pre_b, lp5, NULL, err, sizeof err), err,
+                "train_forward prefix + sequence 20 > max_seq_len", "max_seq_len");
+    /* a chain within max_seq_len trains */
+    cu3[1] = 5;
+    cu3[2] = 10;
+    cu3[3] = pre_b.n_tokens = 15;
+    int pre_ok[3] = {-1, 0, 1};
+    pre_b.prefix = pre_ok;
+    float lp15[15];
+    if (model_train_forward(m, &pre_b, lp15, NULL, err, sizeof err)) die("prefix chain", err);
+    int pre3n[3] = {-1, 0, 1};
+    cu3[1] = 6;
+    cu3[2] = 12;
+    cu3[3] = pre_b.n_tokens = 17; /* 6 + 6 + 5: each pair fits, the chain does not */
+    pre_b.prefix = pre3n;
+    expect_fail(model_train_forward(m, &pre_b, lp5, NULL, err, sizeof err), err,
+                "train_forward prefix chain 17 > max_seq_len", "max_seq_len");
     if (model_train_forward(m, &b, lp5, NULL, err, sizeof err)) die("train_forward", err);
     expect_fail(model_train_backward(m, &b, w5, w5, err, sizeof err), err,
                 "train_backward dentropy without forward entropy", "entropy");

@@ -26,7 +26,11 @@ correction, decay group or clipping rule moves the loss by percent.
 
 (3) The optimizer alone, fed identical gradients (scaled and sign-flipped per step,
 with clipping active from step 2), equals torch.optim.AdamW to 1e-6 of the
-parameter scale, and its second moments too."""
+parameter scale, and its second moments too.
+
+(4) Shared prompt prefixes (model_batch.prefix, a prefix tree up to three deep): logp,
+entropy and every gradient equal torch on each sequence run after its whole chain of
+prefixes, to the bounds of (1)."""
 import json
 import os
 import sys
@@ -60,9 +64,17 @@ def make_batch(V, lens, use_ent):
     return dict(tokens=toks, targets=tgts, cu=cu, w=w, e=e, use_ent=use_ent)
 
 
+def make_prefix_batch(V, lens, prefix, use_ent):
+    """make_batch's batch with shared prefixes: sequence k continues sequence prefix[k]."""
+    b = make_batch(V, lens, use_ent)
+    b["prefix"] = prefix
+    return b
+
+
 def write_batch(path, b):
-    hdr = np.array([len(b["tokens"]), len(b["cu"]) - 1, int(b["use_ent"])] + b["cu"] + b["tokens"]
-                   + b["targets"], dtype="<i4")
+    flags = int(b["use_ent"]) | (2 if "prefix" in b else 0)
+    hdr = np.array([len(b["tokens"]), len(b["cu"]) - 1, flags] + b["cu"] + b.get("prefix", [])
+                   + b["tokens"] + b["targets"], dtype="<i4")
     with open(path, "wb") as f:
         f.write(hdr.tobytes() + b["w"].astype("<f4").tobytes() + b["e"].astype("<f4").tobytes())
 
@@ -73,7 +85,12 @@ def torch_loss(model, b, T=1.0):
     loss, lps, ents = 0.0, [], []
     for k in range(len(b["cu"]) - 1):
         a, z = b["cu"][k], b["cu"][k + 1]
-        logits = model(torch.tensor([b["tokens"][a:z]])).logits[0].float() / T
+        pre, p = [], b["prefix"][k] if "prefix" in b else -1
+        while p >= 0:  # the chain of prefixes, nearest last
+            pre = b["tokens"][b["cu"][p]:b["cu"][p + 1]] + pre
+            p = b["prefix"][p]
+        # a sequence with a prefix runs as prefix + itself; its own rows are the last z - a
+        logits = model(torch.tensor([pre + b["tokens"][a:z]])).logits[0, len(pre):].float() / T
         ls = torch.log_softmax(logits, -1)
         tg = torch.tensor(b["targets"][a:z])
         lp = torch.where(tg >= 0, ls.gather(1, tg.clamp(min=0)[:, None])[:, 0], torch.zeros(()))
@@ -101,8 +118,16 @@ with hfref.tmpdir() as d:
         limit = "train=1100" if name == "bigvocab" else "train=0"
         cases = [(True, 1.0), (True, 0.7)] if name == "bigvocab" else \
             [(True, 1.0), (False, 1.0), (True, 0.7)]
-        for use_ent, T in cases:
-            b = make_batch(V, [13, 40, 1, 7, 25], use_ent)
+        # (4) shared prefixes (model_batch.prefix, a prefix tree): sequences 1, 2, 3 and 8
+        # continue 0, 7 continues 6, 4 continues 1 (so 0 then 1), 9 continues 4 (0, 1, 4);
+        # each must equal torch on its whole context + itself
+        cases.append((True, 1.0, "prefix"))
+        for use_ent, T, *shape in cases:
+            if shape:
+                b = make_prefix_batch(V, [20, 13, 1, 7, 6, 9, 5, 30, 4, 3],
+                                      [-1, 0, 0, 0, 1, -1, -1, 6, 0, 4], use_ent)
+            else:
+                b = make_batch(V, [13, 40, 1, 7, 25], use_ent)
             write_batch(os.path.join(d, "batch"), b)
             out = os.path.join(d, "out")
             os.makedirs(out, exist_ok=True)
@@ -112,7 +137,8 @@ with hfref.tmpdir() as d:
             model.zero_grad()
             loss, lp, ent = torch_loss(model, b, T)
             loss.backward()
-            tag = f"{name} {'with' if use_ent else 'without'} entropy, T={T}"
+            tag = f"{name} {'with' if use_ent else 'without'} entropy, T={T}" + \
+                (", shared prefixes" if shape else "")
             ok &= hfref.report(f"{tag}: logp", hfref.read_f32(os.path.join(out, "logp.f32")),
                                lp.detach().numpy(), 1e-4)
             if use_ent:
