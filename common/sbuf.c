@@ -58,7 +58,7 @@ int seed_sbuf_reserve(seed_sbuf *b, size_t extra) {
     return 0;
 }
 
-int seed_sbuf_append(seed_sbuf *b, const void *s, size_t n) {
+int seed_sbuf_append_slow(seed_sbuf *b, const void *s, size_t n) {
     if (b->fixed) {
         if (!b->cap) { /* no room even for the NUL */
             b->overflow = n > 0;
@@ -81,8 +81,14 @@ int seed_sbuf_append(seed_sbuf *b, const void *s, size_t n) {
     return 0;
 }
 
-int seed_sbuf_puts(seed_sbuf *b, const char *s) {
-    return seed_sbuf_append(b, s, strlen(s));
+int seed_sbuf_cats(seed_sbuf *b, ...) {
+    va_list ap;
+    va_start(ap, b);
+    int rc = 0;
+    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *))
+        rc |= seed_sbuf_puts(b, s);
+    va_end(ap);
+    return rc;
 }
 
 int seed_sbuf_vappendf(seed_sbuf *b, const char *fmt, va_list ap) {

@@ -116,29 +116,42 @@ void seed_log(int level, const char *fmt, ...) {
             msg);
 }
 
+int seed_file_size(int fd, const char *path, size_t *size, char *err, size_t errlen) {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return seed_errf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return seed_errf(err, errlen, "%s: is a directory, not a file", path);
+    if (!S_ISREG(st.st_mode)) return seed_errf(err, errlen, "%s: not a regular file", path);
+    *size = (size_t)st.st_size;
+    return 0;
+}
+
 int seed_read_file(const char *path, char **out, size_t *len, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return seed_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return seed_errf(err, errlen, "cannot seek %s: %s", path, strerror(errno));
+    /* O_NONBLOCK: a FIFO opens at once (to be refused below) instead of waiting for a
+     * writer; it changes nothing for a regular file */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return seed_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    size_t n;
+    if (seed_file_size(fd, path, &n, err, errlen)) {
+        close(fd);
+        return -1;
     }
-    long n = ftell(f);
-    if (n < 0) {
-        fclose(f);
-        return seed_errf(err, errlen, "cannot size %s: %s", path, strerror(errno));
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return seed_errf(err, errlen, "cannot open %s: %s", path, strerror(e));
     }
-    rewind(f);
-    char *buf = malloc((size_t)n + 1);
+    char *buf = malloc(n + 1);
     if (!buf) {
         fclose(f);
-        return seed_errf(err, errlen, "out of memory reading %s (%ld bytes)", path, n);
+        return seed_errf(err, errlen, "out of memory reading %s (%zu bytes)", path, n);
     }
-    size_t got = fread(buf, 1, (size_t)n, f);
+    size_t got = fread(buf, 1, n, f);
     fclose(f);
-    if (got != (size_t)n) {
+    if (got != n) {
         free(buf);
-        return seed_errf(err, errlen, "short read on %s: %zu of %ld bytes", path, got, n);
+        return seed_errf(err, errlen, "short read on %s: %zu of %zu bytes", path, got, n);
     }
     buf[n] = 0;
     *out = buf;

@@ -37,8 +37,13 @@ void seed_log_set_level(int level);
 void seed_log_set_tag(const char *tag); /* e.g. "actor-1"; copied */
 void seed_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Read a whole file into a NUL-terminated malloc'd buffer. */
+/* Read a whole file into a NUL-terminated malloc'd buffer. PATH must be a regular file:
+ * a directory or a FIFO/device is refused by name (seed_file_size). */
 int seed_read_file(const char *path, char **out, size_t *len, char *err, size_t errlen);
+/* The size of the open file fd, named path in messages. A directory ("PATH: is a directory,
+ * not a file") or any other non-regular file ("PATH: not a regular file") is an error: its
+ * size says nothing of what reading it gives (ftell on a directory reports ~2^63). */
+int seed_file_size(int fd, const char *path, size_t *size, char *err, size_t errlen);
 
 /* Create a directory and its missing parents (mode 0755), as `mkdir -p`. An existing
  * directory is fine; an existing non-directory on the path is an error naming it. */

@@ -8,118 +8,62 @@
 #include <string.h>
 
 #include "roles/daemon.h"
+#include "roles/taskset.h"
 #include "common/job.h"
 #include "common/skill_library.h"
 #include "common/util.h"
 #include "deploy/seedctl.h"
 #include "model/tokenizer.h"
 
-enum { EVAL_MAX_OVERRIDES = 256 };
-
 typedef struct eval_args {
-    const char *model_dir, *env, *split, *job_path;
-    int episodes, batch, expert, json, skills;
-    uint64_t seed;
-    double temperature;
-    int n_over;
-    char *over[EVAL_MAX_OVERRIDES];
+    taskset_args set; /* MODEL_DIR, --env, --split, --episodes, --seed, ... (roles/taskset.h) */
+    int expert, json, skills;
 } eval_args;
+
+/* seedctl eval's task set: 100 episodes, greedy, 16 at once */
+static const taskset_spec eval_spec = {.count_flag = "--episodes",
+                                       .count_default = 100,
+                                       .count_max = 1000000,
+                                       .batch_default = 16,
+                                       .batch_max = 1024,
+                                       .temperature_default = 0};
 
 static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, "seedctl eval: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nusage: seedctl eval [MODEL_DIR] [--env NAME] [--split train|seen|unseen] "
                     "[--episodes N] [--seed S]\n"
-                    "                    [--temperature T] [--batch B] [--expert] [--json] "
-                    "[--job JOB.yaml] [key=value ...]\n");
+                    "                    [--temperature T] [--batch B] [--expert] [--skills] "
+                    "[--json] [--job JOB.yaml] [key=value ...]\n");
     return 2;
-}
-
-static int parse_num(const char *s, double lo, double hi, double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
 }
 
 static int parse_args(int argc, char **argv, eval_args *a) {
     memset(a, 0, sizeof *a);
-    a->split = "unseen";
-    a->episodes = 100;
-    a->batch = 16;
+    taskset_init(&a->set, &eval_spec);
+    char err[SEED_ERRLEN];
     for (int i = 0; i < argc; i++) {
         const char *k = argv[i];
-        double v;
-        if (!strcmp(k, "--expert")) {
+        if (!strcmp(k, "--expert"))
             a->expert = 1;
-        } else if (!strcmp(k, "--json")) {
+        else if (!strcmp(k, "--json"))
             a->json = 1;
-        } else if (!strcmp(k, "--skills")) {
+        else if (!strcmp(k, "--skills"))
             a->skills = 1;
-        } else if (k[0] == '-' && k[1] == '-') {
-            if (i + 1 >= argc) return usage("%s needs a value", k);
-            const char *val = argv[++i];
-            if (!strcmp(k, "--env")) {
-                a->env = val;
-            } else if (!strcmp(k, "--split")) {
-                env_split sp;
-                if (env_split_parse(val, &sp))
-                    return usage("--split: expected train, seen or unseen, got '%s'", val);
-                a->split = val;
-            } else if (!strcmp(k, "--job")) {
-                a->job_path = val;
-            } else if (!strcmp(k, "--episodes")) {
-                if (parse_num(val, 1, 1e6, &v) || v != (int)v)
-                    return usage("--episodes: expected an integer in [1, 1000000], got '%s'", val);
-                a->episodes = (int)v;
-            } else if (!strcmp(k, "--batch")) {
-                if (parse_num(val, 1, 1024, &v) || v != (int)v)
-                    return usage("--batch: expected an integer in [1, 1024], got '%s'", val);
-                a->batch = (int)v;
-            } else if (!strcmp(k, "--seed")) {
-                if (parse_num(val, 0, 1.8e19, &v) || v != (double)(uint64_t)v)
-                    return usage("--seed: expected a non-negative integer, got '%s'", val);
-                a->seed = (uint64_t)v;
-            } else if (!strcmp(k, "--temperature")) {
-                if (parse_num(val, 0, 100, &v))
-                    return usage("--temperature: expected a number in [0, 100], got '%s'", val);
-                a->temperature = v;
-            } else {
-                return usage("unknown option '%s'", k);
-            }
-        } else if (strchr(k, '=')) {
-            if (a->n_over == EVAL_MAX_OVERRIDES) return usage("too many overrides (%s)", k);
-            a->over[a->n_over++] = argv[i];
-        } else if (!a->model_dir) {
-            a->model_dir = k;
-        } else {
-            return usage("one MODEL_DIR only, got '%s' too", k);
-        }
+        else if (taskset_arg(&a->set, &eval_spec, argc, argv, &i, err, sizeof err))
+            return usage("%s", err);
     }
-    if (!a->model_dir && !a->expert) return usage("%s", "expected a MODEL_DIR (or --expert)");
+    if (!a->set.model_dir && !a->expert) return usage("%s", "expected a MODEL_DIR (or --expert)");
     return 0;
 }
 
-/* The job's entry for env (appended with defaults when the job has none). */
-static int env_entry(job_config *job, const char *env_name, char *err, size_t errlen) {
-    for (int i = 0; i < job->n_envs; i++)
-        if (!strcmp(job->envs[i].name, env_name)) return i;
-    if (!env_lookup(env_name))
-        return seed_errf(err, errlen, "--env: no env named '%s' (built in: %s)", env_name,
-                         env_names());
-    char key[64];
-    snprintf(key, sizeof key, "envs.%d.name", job->n_envs);
-    if (job_set(job, key, env_name, err, errlen)) return -1;
-    return job->n_envs - 1;
-}
-
 static void print_table(const rollout_eval_result *r, const eval_args *a, const char *env_name) {
-    printf("eval  %s/%s  %d tasks (seed %llu)  %s  %s%s\n", env_name, a->split, a->episodes,
-           (unsigned long long)a->seed, a->temperature > 0 ? "sampled" : "greedy",
-           a->expert ? "expert" : a->model_dir,
+    const taskset_args *t = &a->set;
+    printf("eval  %s/%s  %d tasks (seed %llu)  %s  %s%s\n", env_name, t->split_name, t->count,
+           (unsigned long long)t->seed, t->temperature > 0 ? "sampled" : "greedy",
+           a->expert ? "expert" : t->model_dir,
            a->skills ? "  with the library's skills in the prompt" : "");
-    if (a->temperature > 0) printf("temperature %g\n", a->temperature);
+    if (t->temperature > 0) printf("temperature %g\n", t->temperature);
     printf("%-12s %-24s %9s %9s %9s\n", "env", "family", "episodes", "success", "return");
     for (int i = 0; i < r->n_families; i++) {
         const rollout_eval_family *f = &r->families[i];
@@ -206,16 +150,13 @@ int seedctl_eval(int argc, char **argv) {
     if (rc) return rc;
     static job_config job;
     char err[SEED_ERRLEN];
-    if (job_build(&job, a.job_path, a.n_over, a.over, err, sizeof err)) {
+    const taskset_args *t = &a.set;
+    int idx;
+    if (taskset_job(t, &job, &idx, err, sizeof err)) {
         fprintf(stderr, "seedctl eval: %s\n", err);
         return 2;
     }
-    const char *env_name = a.env ? a.env : job.envs[0].name;
-    int idx = env_entry(&job, env_name, err, sizeof err);
-    if (idx < 0) {
-        fprintf(stderr, "seedctl eval: %s\n", err);
-        return 2;
-    }
+    const char *env_name = job.envs[idx].name;
     seed_log_set_level(SEED_LOG_ERROR);
     model *m = NULL;
     tok *tk = NULL;
@@ -230,28 +171,28 @@ int seedctl_eval(int argc, char **argv) {
         model_config cfg;
         model_limits lim;
         int max_prompt;
-        snprintf(path, sizeof path, "%s/config.json", a.model_dir);
+        snprintf(path, sizeof path, "%s/config.json", t->model_dir);
         if (model_config_load(path, &cfg, err, sizeof err)) goto fail;
-        rollout_plan(&job, &cfg, a.batch, &lim, &max_prompt);
-        if (model_load(&m, a.model_dir, &lim, daemon_backend(&job), err, sizeof err)) goto fail;
-        snprintf(path, sizeof path, "%s/tokenizer.json", a.model_dir);
+        rollout_plan(&job, &cfg, t->batch, &lim, &max_prompt);
+        if (model_load(&m, t->model_dir, &lim, daemon_backend(&job), err, sizeof err)) goto fail;
+        snprintf(path, sizeof path, "%s/tokenizer.json", t->model_dir);
         if (tok_load(&tk, path, err, sizeof err)) goto fail;
     }
     rollout_eval_cfg ec = {.job = &job,
                            .m = m,
                            .tk = tk,
                            .env_idx = idx,
-                           .n = a.episodes,
-                           .seed = a.seed,
-                           .temperature = (float)a.temperature,
-                           .batch = a.batch,
+                           .split = t->split,
+                           .n = t->count,
+                           .seed = t->seed,
+                           .temperature = (float)t->temperature,
+                           .batch = t->batch,
                            .expert = a.expert,
                            .lib = a.skills ? &lib : NULL};
-    env_split_parse(a.split, &ec.split);
     rollout_eval_result res;
     if (rollout_eval(&ec, &res, err, sizeof err)) goto fail;
     if (a.json) {
-        cJSON *o = rollout_eval_cjson(&res, env_name, a.split, a.seed, a.temperature);
+        cJSON *o = rollout_eval_cjson(&res, env_name, t->split_name, t->seed, t->temperature);
         if (o && a.skills) cJSON_AddStringToObject(o, "skills", job.algorithm.skill_library);
         char *j = o ? cJSON_PrintUnformatted(o) : NULL;
         cJSON_Delete(o);

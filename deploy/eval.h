@@ -14,7 +14,8 @@
  * skill (compare with the same run without --skills). The env's options come from the job
  * (the embedded default job, --job, key=value overrides); an env the job does not list
  * is evaluated with its defaults. The task set is named by (env, split, episodes, seed):
- * the same tasks every time, on every machine (rollout_eval). */
+ * the same tasks every time, on every machine (rollout_eval). Those arguments are read by
+ * roles/taskset.h, as bench/experiment/opd_signal reads them. */
 #ifndef SEED_DEPLOY_EVAL_H
 #define SEED_DEPLOY_EVAL_H
 

@@ -289,19 +289,14 @@ static int parse_tensor(const cJSON *t, const char *path, uint64_t data_len, st_
 static int open_shard(st_file *f, int si, int keep_meta, char *err, size_t errlen) {
     st_shard *sh = &f->shards[si];
     const char *path = sh->path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in the shard's place is refused at once, not waited on */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return seed_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-    struct stat stt;
-    if (fstat(fd, &stt) != 0) {
-        int e = errno;
+    size_t size;
+    if (seed_file_size(fd, path, &size, err, errlen)) {
         close(fd);
-        return seed_errf(err, errlen, "cannot stat %s: %s", path, strerror(e));
+        return -1;
     }
-    if (!S_ISREG(stt.st_mode)) {
-        close(fd);
-        return seed_errf(err, errlen, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)stt.st_size;
     if (size < 8) {
         close(fd);
         return seed_errf(err, errlen,

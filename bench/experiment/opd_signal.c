@@ -4,12 +4,13 @@
  *              [--temperature T] [--batch B] [--policy model|expert] [--no-self-skill]
  *              [--json] [--job JOB.yaml] [key=value ...]
  *
- * The task set is `seedctl eval`'s (env, split, N, seed): task i has the task seed
- * rollout_task_seed(S, i), and the env's options come from the job (embedded default,
- * --job, key=value overrides such as envs.0.options.search_depth=3). Every episode is
- * played by the rollout engine (actor/rollout.h) as the actor plays in training: sampled
- * at T with the job's top_p/top_k, seeded per task, so the conditions below draw with the
- * same sampler seeds and differ only by the skill in the prompt.
+ * The task set is `seedctl eval`'s (env, split, N, seed), read by the same parser
+ * (roles/taskset.h): task i has the task seed rollout_task_seed(S, i), and the env's
+ * options come from the job (embedded default, --job, key=value overrides such as
+ * envs.0.options.search_depth=3). Every episode is played by the rollout engine
+ * (roles/rollout.h) as the actor plays in training: sampled at T with the job's
+ * top_p/top_k, seeded per task, so the conditions below draw with the same sampler seeds
+ * and differ only by the skill in the prompt.
  *
  * 1. Skill following. Per task: the env's expert plays it, and the policy plays it with no
  *    skill; the env's hindsight oracle (env_hindsight, what the analyzer's skill_source
@@ -54,6 +55,7 @@
 #include "roles/rollout.h"
 #include "analyzer/score.h"
 #include "roles/skill.h"
+#include "roles/taskset.h"
 #include "roles/daemon.h"
 #include "common/job.h"
 #include "common/skill_library.h"
@@ -61,16 +63,20 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { OPD_MAX_OVERRIDES = 256, OPD_SELF_OBS_CHARS = 400 };
+enum { OPD_SELF_OBS_CHARS = 400 };
 
 typedef struct opd_args {
-    const char *model_dir, *env, *split, *job_path;
-    int tasks, batch, expert_policy, json, self_skill;
-    uint64_t seed;
-    double temperature;
-    int n_over;
-    char *over[OPD_MAX_OVERRIDES];
+    taskset_args set; /* MODEL_DIR, --env, --split, --tasks, --seed, ... (roles/taskset.h) */
+    int expert_policy, json, self_skill;
 } opd_args;
+
+/* opd_signal's task set: 32 tasks sampled at T = 1, 16 at once */
+static const taskset_spec opd_spec = {.count_flag = "--tasks",
+                                      .count_default = 32,
+                                      .count_max = 100000,
+                                      .batch_default = 16,
+                                      .batch_max = 64,
+                                      .temperature_default = 1.0};
 
 /* One step of a played episode (copied out of the rollout engine). */
 typedef struct opd_step {
@@ -127,74 +133,29 @@ static int usage(const char *fmt, const char *arg) {
     return 2;
 }
 
-static int parse_num(const char *s, double lo, double hi, double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, opd_args *a) {
     memset(a, 0, sizeof *a);
-    a->split = "unseen";
-    a->tasks = 32;
-    a->batch = 16;
-    a->temperature = 1.0;
+    taskset_init(&a->set, &opd_spec);
     a->self_skill = 1;
+    char err[SEED_ERRLEN];
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i];
-        double v;
         if (!strcmp(k, "--json")) {
             a->json = 1;
         } else if (!strcmp(k, "--no-self-skill")) {
             a->self_skill = 0;
-        } else if (k[0] == '-' && k[1] == '-') {
-            if (i + 1 >= argc) return usage("%s needs a value", k);
-            const char *val = argv[++i];
-            if (!strcmp(k, "--env")) {
-                a->env = val;
-            } else if (!strcmp(k, "--split")) {
-                env_split sp;
-                if (env_split_parse(val, &sp))
-                    return usage("--split: expected train, seen or unseen, got '%s'", val);
-                a->split = val;
-            } else if (!strcmp(k, "--job")) {
-                a->job_path = val;
-            } else if (!strcmp(k, "--policy")) {
-                if (strcmp(val, "model") && strcmp(val, "expert"))
-                    return usage("--policy: expected model or expert, got '%s'", val);
-                a->expert_policy = !strcmp(val, "expert");
-            } else if (!strcmp(k, "--tasks")) {
-                if (parse_num(val, 1, 1e5, &v) || v != (int)v)
-                    return usage("--tasks: expected an integer in [1, 100000], got '%s'", val);
-                a->tasks = (int)v;
-            } else if (!strcmp(k, "--batch")) {
-                if (parse_num(val, 1, 64, &v) || v != (int)v)
-                    return usage("--batch: expected an integer in [1, 64], got '%s'", val);
-                a->batch = (int)v;
-            } else if (!strcmp(k, "--seed")) {
-                if (parse_num(val, 0, 1.8e19, &v) || v != (double)(uint64_t)v)
-                    return usage("--seed: expected a non-negative integer, got '%s'", val);
-                a->seed = (uint64_t)v;
-            } else if (!strcmp(k, "--temperature")) {
-                if (parse_num(val, 0, 100, &v))
-                    return usage("--temperature: expected a number in [0, 100], got '%s'", val);
-                a->temperature = v;
-            } else {
-                return usage("unknown option '%s'", k);
-            }
-        } else if (strchr(k, '=')) {
-            if (a->n_over == OPD_MAX_OVERRIDES) return usage("too many overrides (%s)", k);
-            a->over[a->n_over++] = argv[i];
-        } else if (!a->model_dir) {
-            a->model_dir = k;
-        } else {
-            return usage("one MODEL_DIR only, got '%s' too", k);
+        } else if (!strcmp(k, "--policy")) {
+            const char *val = i + 1 < argc ? argv[++i] : NULL;
+            if (!val) return usage("%s needs a value", k);
+            if (strcmp(val, "model") && strcmp(val, "expert"))
+                return usage("--policy: expected model or expert, got '%s'", val);
+            a->expert_policy = !strcmp(val, "expert");
+        } else if (taskset_arg(&a->set, &opd_spec, argc, argv, &i, err, sizeof err)) {
+            return usage("%s", err);
         }
     }
     /* the model scores q and s even when the expert plays */
-    if (!a->model_dir) return usage("%s", "expected a MODEL_DIR");
+    if (!a->set.model_dir) return usage("%s", "expected a MODEL_DIR");
     return 0;
 }
 
@@ -261,7 +222,7 @@ static int play(opd_ctx *C, int expert, opd_skill *skills, opd_episode *out, cha
     rollout_cfg rc = {.job = C->job,
                       .m = expert ? NULL : C->m,
                       .tk = expert ? NULL : C->tk,
-                      .n_groups = C->a.batch,
+                      .n_groups = C->a.set.batch,
                       .G = 1,
                       .sampler = {C->T, (float)C->job->sampling.top_p, C->job->sampling.top_k},
                       .max_new_tokens = C->job->sampling.max_new_tokens,
@@ -271,12 +232,12 @@ static int play(opd_ctx *C, int expert, opd_skill *skills, opd_episode *out, cha
     rollout *r;
     if (rollout_create(&r, &rc, err, errlen)) return -1;
     rollout_set_version(r, 1);
-    int *task_of = calloc((size_t)C->a.batch, sizeof(int));
+    int *task_of = calloc((size_t)C->a.set.batch, sizeof(int));
     int next = 0, rc2 = task_of ? 0 : seed_errf(err, errlen, "out of memory");
     while (!rc2) {
-        for (int g = 0; g < C->a.batch && next < C->a.tasks && !rc2; g++) {
+        for (int g = 0; g < C->a.set.batch && next < C->a.set.count && !rc2; g++) {
             if (rollout_group_at(r, g)->active) continue;
-            uint64_t task = rollout_task_seed(C->a.seed, (uint64_t)next);
+            uint64_t task = rollout_task_seed(C->a.set.seed, (uint64_t)next);
             if (skills) {
                 view.n = 1;
                 view.e = &skills[next].entry;
@@ -286,13 +247,13 @@ static int play(opd_ctx *C, int expert, opd_skill *skills, opd_episode *out, cha
         }
         if (rc2) break;
         int busy = 0;
-        for (int g = 0; g < C->a.batch; g++) busy += rollout_group_at(r, g)->active;
+        for (int g = 0; g < C->a.set.batch; g++) busy += rollout_group_at(r, g)->active;
         if (!busy) break;
         if (rollout_iterate(r, err, errlen) < 0) {
             rc2 = -1;
             break;
         }
-        for (int g = 0; g < C->a.batch && !rc2; g++) {
+        for (int g = 0; g < C->a.set.batch && !rc2; g++) {
             if (!rollout_group_done(r, g)) continue;
             int i = task_of[g];
             if (episode_copy(&out[i], rollout_episode(r, g, 0), rollout_group_at(r, g)->task_seed))
@@ -743,10 +704,10 @@ static void print_success(const char *label, const opd_success *s) {
 
 static void print_report(const opd_ctx *C, const opd_success succ[N_COND],
                          const opd_success lost[N_COND], const opd_stats *st, int n_src) {
-    const opd_args *a = &C->a;
+    const taskset_args *a = &C->a.set;
     printf("opd_signal  %s/%s  %d tasks (seed %llu)  temperature %g  policy %s\n", C->env_name,
-           a->split, a->tasks, (unsigned long long)a->seed, a->temperature,
-           a->expert_policy ? "expert (test hook)" : a->model_dir);
+           a->split_name, a->count, (unsigned long long)a->seed, a->temperature,
+           C->a.expert_policy ? "expert (test hook)" : a->model_dir);
     printf("\n1. skill following: the policy with no skill and with the env oracle's hindsight "
            "skill in the acting prompt\n");
     printf("  %-40s %6s %8s %8s\n", "condition", "tasks", "success", "return");
@@ -786,7 +747,7 @@ static void print_report(const opd_ctx *C, const opd_success succ[N_COND],
                st->oracle_failed);
     if (st->q_dropped)
         printf("  %ld q score(s) dropped: prompt with the skill too long\n", st->q_dropped);
-    if (!a->expert_policy)
+    if (!C->a.expert_policy)
         printf("  max |s - sampling log-prob| over the policy's tokens: %.2e (the analyzer "
                "reuses them as s)\n",
                st->s_vs_sampling);
@@ -794,15 +755,15 @@ static void print_report(const opd_ctx *C, const opd_success succ[N_COND],
 
 static int print_json(const opd_ctx *C, const opd_success succ[N_COND],
                       const opd_success lost[N_COND], const opd_stats *st, int n_src) {
-    const opd_args *a = &C->a;
+    const taskset_args *a = &C->a.set;
     cJSON *j = cJSON_CreateObject();
     if (!j) return -1;
     cJSON_AddStringToObject(j, "env", C->env_name);
-    cJSON_AddStringToObject(j, "split", a->split);
-    cJSON_AddNumberToObject(j, "tasks", a->tasks);
+    cJSON_AddStringToObject(j, "split", a->split_name);
+    cJSON_AddNumberToObject(j, "tasks", a->count);
     cJSON_AddNumberToObject(j, "seed", (double)a->seed);
     cJSON_AddNumberToObject(j, "temperature", a->temperature);
-    cJSON_AddStringToObject(j, "policy", a->expert_policy ? "expert" : "model");
+    cJSON_AddStringToObject(j, "policy", C->a.expert_policy ? "expert" : "model");
     cJSON_AddStringToObject(j, "model", a->model_dir);
     cJSON *sf = cJSON_AddObjectToObject(j, "skill_following");
     for (int c = 0; sf && c < N_COND; c++)
@@ -823,7 +784,8 @@ static int print_json(const opd_ctx *C, const opd_success succ[N_COND],
         cJSON_AddItemToArray(srcs, cJSON_CreateString(src_name[src]));
     cJSON_AddNumberToObject(qs, "q_dropped", (double)st->q_dropped);
     cJSON_AddNumberToObject(j, "oracle_failed", (double)st->oracle_failed);
-    if (!a->expert_policy) cJSON_AddNumberToObject(qs, "s_vs_sampling_max_abs", st->s_vs_sampling);
+    if (!C->a.expert_policy)
+        cJSON_AddNumberToObject(qs, "s_vs_sampling_max_abs", st->s_vs_sampling);
     cJSON *rows = cJSON_AddArrayToObject(qs, "rows");
     for (int src = 0; rows && src < n_src; src++)
         for (int w = 0; w < N_WHO; w++)
@@ -842,49 +804,35 @@ static int print_json(const opd_ctx *C, const opd_success succ[N_COND],
 
 /* ---------------- main ---------------- */
 
-/* The job's entry for the env (appended with its defaults when the job has none). */
-static int env_entry(job_config *job, const char *name, char *err, size_t errlen) {
-    for (int i = 0; i < job->n_envs; i++)
-        if (!strcmp(job->envs[i].name, name)) return i;
-    if (!env_lookup(name))
-        return seed_errf(err, errlen, "--env: no env named '%s' (built in: %s)", name, env_names());
-    char key[64];
-    snprintf(key, sizeof key, "envs.%d.name", job->n_envs);
-    if (job_set(job, key, name, err, errlen)) return -1;
-    return job->n_envs - 1;
-}
-
 static int setup(opd_ctx *C, char *err, size_t errlen) {
     job_config *job = C->job;
-    const char *name = C->a.env ? C->a.env : job->envs[0].name;
-    if ((C->env_idx = env_entry(job, name, err, errlen)) < 0) return -1;
     C->env_name = job->envs[C->env_idx].name;
     const env_vtable *vt = env_lookup(C->env_name);
-    if (!vt || !vt->expert || !vt->hindsight)
+    if (!vt || !vt->expert || !vt->oracle)
         return seed_errf(err, errlen,
                          "env %s has no expert or no hindsight oracle: this tool needs both",
                          C->env_name);
     C->nkv = job_env_kv(&job->envs[C->env_idx], C->kv, C->num);
-    env_split_parse(C->a.split, &C->split);
+    C->split = C->a.set.split;
     if (env_create(&C->e, C->env_name, C->kv, C->nkv, err, errlen)) return -1;
-    C->T = (float)C->a.temperature;
+    C->T = (float)C->a.set.temperature;
     char path[4200];
     model_config cfg;
     model_limits lim;
-    snprintf(path, sizeof path, "%s/config.json", C->a.model_dir);
+    snprintf(path, sizeof path, "%s/config.json", C->a.set.model_dir);
     if (model_config_load(path, &cfg, err, errlen)) return -1;
     /* the engine's limits for B episodes; the q prompts (skills spliced in) and the
      * analysis prompts may use the model's whole context, as in the analyzer */
-    rollout_plan(job, &cfg, C->a.batch, &lim, &C->max_prompt);
+    rollout_plan(job, &cfg, C->a.set.batch, &lim, &C->max_prompt);
     C->max_seq = cfg.max_position_embeddings;
-    C->n_slots = SEED_MAX(C->a.batch, 3);
+    C->n_slots = SEED_MAX(C->a.set.batch, 3);
     lim.max_batch_seqs = C->n_slots;
     lim.max_seq_len = C->max_seq;
     lim.max_infer_tokens = SEED_MAX(job->analyzer.batch_tokens, C->max_seq);
-    if (model_load(&C->m, C->a.model_dir, &lim, daemon_backend(job), err, errlen)) return -1;
+    if (model_load(&C->m, C->a.set.model_dir, &lim, daemon_backend(job), err, errlen)) return -1;
     /* s and q are log-probs of the policy that samples at T, as the analyzer scores */
     if (model_set_temperature(C->m, C->T, err, errlen)) return -1;
-    snprintf(path, sizeof path, "%s/tokenizer.json", C->a.model_dir);
+    snprintf(path, sizeof path, "%s/tokenizer.json", C->a.set.model_dir);
     if (tok_load(&C->tk, path, err, errlen) || tok_ws_new(C->tk, &C->ws, err, errlen)) return -1;
     if (render_init(&C->rr, C->tk, job->algorithm.history, err, errlen)) return -1;
     C->vocab = cfg.vocab_size;
@@ -911,13 +859,13 @@ int main(int argc, char **argv) {
     char err[SEED_ERRLEN];
     int rc = parse_args(argc, argv, &C.a);
     if (rc) return rc;
-    if (job_build(&job, C.a.job_path, C.a.n_over, C.a.over, err, sizeof err)) {
+    if (taskset_job(&C.a.set, &job, &C.env_idx, err, sizeof err)) {
         fprintf(stderr, "opd_signal: %s\n", err);
         return 2;
     }
     C.job = &job;
     seed_log_set_level(SEED_LOG_ERROR);
-    const int n = C.a.tasks, n_src = C.a.self_skill ? N_SRC : 1;
+    const int n = C.a.set.count, n_src = C.a.self_skill ? N_SRC : 1;
     opd_episode *ex = calloc((size_t)n, sizeof *ex), *own = calloc((size_t)n, sizeof *own);
     opd_episode *with[N_COND] = {NULL, calloc((size_t)n, sizeof *ex),
                                  calloc((size_t)n, sizeof *ex)};

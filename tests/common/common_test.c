@@ -2,7 +2,7 @@
  * write (checkpoints, safetensors, status files), fp32 -> bf16 and its NaN rule, the
  * staleness predicate, the job -> socket options builder and the string builder. One part
  * per argument:
- *   common_test mkdir|atomic|bf16|stale|sockopts|sbuf WORKDIR */
+ *   common_test mkdir|readfile|atomic|bf16|stale|sockopts|sbuf WORKDIR */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -60,6 +60,37 @@ static void test_mkdir(const char *work) {
     CHECK(seed_mkdir_p(longp, err, sizeof err) < 0 && strstr(err, "longer than"),
           "a too long path gave '%s'", err);
     free(longp);
+}
+
+/* seed_read_file: a file's bytes; a directory, a FIFO or a device in a file's place is
+ * refused by name (a directory once sized itself by ftell as ~2^63 bytes and the malloc
+ * aborted), and a FIFO without a writer does not block. */
+static void test_readfile(const char *work) {
+    char err[SEED_ERRLEN] = "", p[4096];
+    char *got = NULL;
+    size_t n = 99;
+    snprintf(p, sizeof p, "%s/empty", work);
+    CHECK(seed_write_file_atomic(p, "", 0, err, sizeof err) == 0, "%s", err);
+    CHECK(seed_read_file(p, &got, &n, err, sizeof err) == 0 && n == 0 && got && !got[0],
+          "an empty file: '%s'", err);
+    free(got);
+    snprintf(p, sizeof p, "%s/dir.json", work);
+    CHECK(seed_mkdir_p(p, err, sizeof err) == 0, "%s", err);
+    got = NULL;
+    CHECK(seed_read_file(p, &got, &n, err, sizeof err) < 0 && !got && strstr(err, p) &&
+              strstr(err, "is a directory"),
+          "a directory gave '%s'", err);
+    snprintf(p, sizeof p, "%s/fifo", work);
+    unlink(p);
+    CHECK(mkfifo(p, 0600) == 0, "mkfifo %s: %s", p, strerror(errno));
+    CHECK(seed_read_file(p, &got, &n, err, sizeof err) < 0 && strstr(err, p) &&
+              strstr(err, "not a regular file"),
+          "a FIFO gave '%s'", err);
+    CHECK(seed_read_file("/dev/null", &got, &n, err, sizeof err) < 0 &&
+              strstr(err, "/dev/null: not a regular file"),
+          "a device gave '%s'", err);
+    snprintf(p, sizeof p, "%s/missing", work);
+    CHECK(seed_read_file(p, &got, &n, err, sizeof err) < 0 && strstr(err, p), "'%s'", err);
 }
 
 static void test_atomic(const char *work) {
@@ -260,11 +291,30 @@ static void test_sbuf(void) {
     seed_sbuf_free(&f);
     CHECK(f.p == mem && f.n == 0 && mem[0] == 0 && !f.overflow,
           "free of a fixed builder empties it");
+
+    /* cats: each string up to the sentinel, growable and fixed (cut, flagged) alike */
+    CHECK(seed_sbuf_cats(&b, "You open the ", "", "fridge", ".", NULL) == 0 &&
+              !strcmp(b.p, "You open the fridge.") && b.n == 20,
+          "cats grows: '%s'", b.p ? b.p : "(null)");
+    CHECK(seed_sbuf_cats(&b, NULL) == 0 && b.n == 20, "cats of nothing appends nothing");
+    seed_sbuf_free(&b);
+    CHECK(seed_sbuf_cats(&f, "abc", "de", NULL) == 0 && !strcmp(mem, "abcde") && !f.overflow,
+          "cats into a fixed buffer that fits");
+    CHECK(seed_sbuf_cats(&f, "fg", "hij", "k", NULL) < 0 && f.overflow && !strcmp(mem, "abcdefg") &&
+              f.n == 7,
+          "cats cuts at the end and flags it: '%s'", mem);
+    /* the inline path's edge: text that exactly fills a fixed buffer fits, a byte more
+     * does not */
+    seed_sbuf_clear(&f);
+    CHECK(seed_sbuf_append(&f, "0123456", 7) == 0 && !f.overflow && seed_sbuf_puts(&f, "") == 0 &&
+              !f.overflow && seed_sbuf_puts(&f, "7") < 0 && f.overflow && !strcmp(mem, "0123456"),
+          "a full buffer: '%s'", mem);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: common_test mkdir|atomic|bf16|stale|sockopts|sbuf [WORKDIR]\n");
+        fprintf(stderr,
+                "usage: common_test mkdir|readfile|atomic|bf16|stale|sockopts|sbuf [WORKDIR]\n");
         return 2;
     }
     const char *part = argv[1], *work = argc > 2 ? argv[2] : ".";
@@ -275,6 +325,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(part, "mkdir"))
         test_mkdir(work);
+    else if (!strcmp(part, "readfile"))
+        test_readfile(work);
     else if (!strcmp(part, "atomic"))
         test_atomic(work);
     else if (!strcmp(part, "bf16"))

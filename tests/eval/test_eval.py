@@ -7,7 +7,9 @@
 - A fixed checkpoint (a small random Qwen2 saved by transformers, the shipped tiny
   tokenizer) gives byte-identical JSON twice, greedy and sampled (seeded per task); a
   different seed names a different task set.
-- The table names every family; bad arguments are refused with a sentence.
+- The table names every family; bad arguments (read by roles/taskset.c, which opd_signal
+  shares; tests/eval/taskset_test.c tries each) and a bad model dir (a directory as its
+  tokenizer.json, a file as the dir) are refused with a sentence.
 """
 import json
 import os
@@ -78,8 +80,15 @@ with tempfile.TemporaryDirectory() as d:
     assert "sokoban" in table and "greedy" in table and "all" in table, table
     print("checkpoint: the same result twice (greedy and sampled): %s" % json.dumps(a))
 
-    # 3. errors name what is wrong
+    # 3. errors name what is wrong; a directory where the model dir's tokenizer.json belongs
+    # and a file given as MODEL_DIR are refused by name, not an abort
+    tokdir = os.path.join(d, "tokdir")
+    os.makedirs(os.path.join(tokdir, "tokenizer.json"))
+    for f in ("config.json", "model.safetensors"):
+        os.symlink(os.path.join(d, f), os.path.join(tokdir, f))
     for args, want in (((), "expected a MODEL_DIR"),
+                       ((tokdir,), os.path.join(tokdir, "tokenizer.json") + ": is a directory"),
+                       ((os.path.join(d, "config.json"),), "config.json/config.json: Not a dir"),
                        ((d, "--split", "test"), "--split: expected train, seen or unseen"),
                        ((d, "--env", "nosuch"), "no env named 'nosuch'"),
                        ((d, "--episodes", "0"), "--episodes: expected an integer"),

@@ -7,8 +7,9 @@ max_train_tokens; backward without its forward; dentropy without entropy; NaN
 gradients; bad AdamW settings; bad limits/backend/config) and checks each message
 names the bad value. Here, checkpoints transformers saved are then damaged: a
 config.json disagreeing with the tensor shapes, a missing tensor, a tensor of an
-integer dtype, a missing config.json; each load must fail with exit status 1 and a
-sentence naming the tensor or file."""
+integer dtype, a missing config.json, a directory in the place of config.json,
+model.safetensors or model.safetensors.index.json, a file in the place of the model
+directory; each load must fail with exit status 1 and a sentence naming the tensor or file."""
 import json
 import os
 import shutil
@@ -79,6 +80,20 @@ with hfref.tmpdir() as d:
     expect_fail("config.json missing", ["logits", p, ids, out], "config.json")
     expect_fail("a directory without a checkpoint", ["logits", os.path.join(d, "nope"), ids, out],
                 "nope")
+    # a directory where a file belongs (ftell once sized it ~2^63 bytes: ASan aborted), and a
+    # file where the model directory belongs
+    for name in ("config.json", "model.safetensors", "model.safetensors.index.json"):
+        p = variant("dir_" + name)
+        if name.endswith(".index.json"):
+            os.remove(os.path.join(p, "model.safetensors"))
+        else:
+            os.remove(os.path.join(p, name))
+        os.mkdir(os.path.join(p, name))
+        expect_fail(f"{name} is a directory", ["logits", p, ids, out],
+                    os.path.join(p, name) + ": is a directory")
+    cfg_file = os.path.join(path, "config.json")
+    expect_fail("the model directory is a file", ["logits", cfg_file, ids, out],
+                cfg_file, "Not a directory")
     for bad in ([1, -5, 2], [1, 503, 2]):
         hfref.write_i32(ids, bad)
         expect_fail(f"token id {bad[1]} in a prompt", ["logits", path, ids, out], str(bad[1]))

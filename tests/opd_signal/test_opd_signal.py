@@ -106,9 +106,13 @@ with tempfile.TemporaryDirectory() as d:
                  "2. q - s", "expert"):
         assert want in table, (want, table)
 
-    # 3. bad arguments name what was wrong
+    # 3. bad arguments name what was wrong (the task-set ones read by roles/taskset.c, as
+    # seedctl eval reads them, with this tool's bounds)
     for args, want in ((["--policy", "oracle"], "--policy"), (["--env", "nosuch"], "nosuch"),
-                       (["--tasks", "0"], "--tasks"), ([], "MODEL_DIR")):
+                       (["--tasks", "0"], "--tasks"), ([], "MODEL_DIR"),
+                       (["--batch", "65"], "--batch: expected an integer in [1, 64], got '65'"),
+                       (["--episodes", "3"], "unknown option '--episodes'"),
+                       (["--split", "test"], "--split: expected train, seen or unseen")):
         p = run(*([d] if args else []), *args, *SMALL, ok=False)
         assert p.returncode != 0 and want in p.stderr, (args, p.returncode, p.stderr)
 print("ok")

@@ -432,6 +432,13 @@ def cmd_bad(args):
                (r.returncode, want.strip() in msg), (1, True))
     r = run([args.tool, "load", os.path.join(args.work, "no_such_file.json")], expect_rc=None)
     chk.eq("missing file", r.returncode, 1)
+    # a directory named like the file: refused by name (it once sized itself ~2^63 bytes)
+    tdir = os.path.join(args.work, "tokenizer.json")
+    os.makedirs(tdir, exist_ok=True)
+    r = run([args.tool, "load", tdir], expect_rc=None)
+    msg = r.stderr.decode(errors="replace").strip()
+    chk.eq(f"a directory as tokenizer.json (exit {r.returncode}): {msg}",
+           (r.returncode, f"{tdir}: is a directory" in msg), (1, True))
     n = int(run([args.tool, "load", args.tokenizer]).stdout.split()[1])
     for bad_id in (-1, n, 1 << 30):
         r = run([args.tool, "decode", args.tokenizer, "5", str(bad_id)], expect_rc=None)
