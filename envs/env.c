@@ -228,11 +228,12 @@ int env_hindsight(const char *name, const env_kv *kv, int n_kv, uint64_t seed, e
     if (!vt)
         return seed_errf(err, errlen, "unknown env '%s' (known: %s)", name ? name : "(null)",
                          env_names());
-    if (!vt->hindsight) return seed_errf(err, errlen, "%s has no hindsight oracle", vt->name);
+    if (!vt->oracle) return seed_errf(err, errlen, "%s has no hindsight oracle", vt->name);
     if (n_actions < 0 || (n_actions > 0 && !actions))
         return seed_errf(err, errlen, "%s: hindsight needs the episode's actions", vt->name);
     if (!skill || skill_len == 0) return seed_errf(err, errlen, "%s: no skill buffer", vt->name);
-    return vt->hindsight(kv, n_kv, seed, split, actions, n_actions, skill, skill_len, err, errlen);
+    return env_hindsight_replay(vt, kv, n_kv, seed, split, actions, n_actions, skill, skill_len,
+                                err, errlen);
 }
 
 /* ---- hindsight: one replay, then the env's oracle ---- */
@@ -351,25 +352,14 @@ int env_hindsight_replay(const env_vtable *vt, const env_kv *kv, int n_kv, uint6
     for (int i = 0; !rc && i < sk->n_lines; i++)
         seed_sbuf_appendf(&sk->text, "\n%s", sk->line[order[i]]);
     if (!rc && seed_sbuf_failed(&sk->text))
-        rc = seed_errf(err, errlen, "%s: the skill text does not fit in %zu bytes", vt->name,
-                       skill_len);
+        rc = seed_errf(err, errlen,
+                       "%s: the skill text did not fit in %zu bytes (a skill that does not fit "
+                       "is refused, never cut)",
+                       vt->name, skill_len);
     if (rc) skill[0] = 0;
     free(sk);
     env_trace_free(&tr);
     return rc;
-}
-
-void env_text_put(env_text *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= b->cap - b->len) {
-        b->overflow = 1;
-        b->len = b->cap - 1;
-    } else {
-        b->len += (size_t)n;
-    }
 }
 
 int env_kv_mask(const char *env_name, const env_kv *kv, int n_kv, const char *key,

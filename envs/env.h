@@ -58,19 +58,16 @@ typedef struct env_vtable {
     int (*step)(env *e, const char *action, env_obs *obs, char *err, size_t errlen);
     /* Optional (NULL when not built in): */
     int (*expert)(env *e, char *buf, size_t buflen, char *err, size_t errlen);
-    int (*hindsight)(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                     const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                     char *err, size_t errlen);
     int max_steps_default;
     /* Optional: does the env understand this action text? verl-agent's projection counts
      * an action it cannot map (sokoban: no direction word) as an invalid step. NULL means
      * every action text is valid (ALFWorld style: the env answers "Nothing happens."). */
     int (*action_valid)(const env *e, const char *action);
-    /* Optional, for the oracle on the shared replay (env_hindsight_replay): after the reset
-     * and after every replayed step, trace_record writes the privileged state the oracle
-     * needs (trace_size bytes) into the trace; oracle then reads the trace and writes the
-     * skill through the builder. An env with an oracle points .hindsight at a function
-     * that calls env_hindsight_replay with its own vtable. */
+    /* Optional: the hindsight oracle on the shared replay (env_hindsight_replay). After the
+     * reset and after every replayed step, trace_record writes the privileged state the
+     * oracle needs (trace_size bytes; 0 and NULL when the end state is enough) into the
+     * trace; oracle then reads the trace and writes the skill through the builder. An env
+     * has a hindsight oracle exactly when .oracle is set. */
     size_t trace_size;
     void (*trace_record)(env *e, void *state);
     int (*oracle)(const env_trace *tr, env_skill *sk, char *err, size_t errlen);
@@ -102,8 +99,9 @@ int env_count(void);             /* number of registered envs */
 const env_vtable *env_at(int i); /* i-th registered env, NULL when out of range */
 /* 1 when the env would map this (parsed) action text to an action, else 0 (NULL: 0). */
 int env_action_valid(const env *e, const char *action);
-/* Rule-based hindsight oracle of env `name` (see env_vtable.hindsight); actions[i] may be
- * NULL for an invalid step. Fails when the env has no oracle. */
+/* Rule-based hindsight oracle of env `name`: env_hindsight_replay with its vtable (see
+ * env_vtable.oracle); actions[i] may be NULL for an invalid step. Fails when the env has
+ * no oracle. */
 int env_hindsight(const char *name, const env_kv *kv, int n_kv, uint64_t seed, env_split split,
                   const char *const *actions, int n_actions, char *skill, size_t skill_len,
                   char *err, size_t errlen);
@@ -157,20 +155,11 @@ void env_skill_put(env_skill *sk, const char *fmt, ...) __attribute__((format(pr
 void env_skill_step(env_skill *sk, int step, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* What every built-in env's .hindsight does: env_replay, vt->oracle, the step lines
- * appended, and an error when the text does not fit in skill_len. */
+/* What env_hindsight does for an env with an oracle: env_replay, vt->oracle, the step
+ * lines appended, and an error (skill[0] = 0) when the text does not fit in skill_len. */
 int env_hindsight_replay(const env_vtable *vt, const env_kv *kv, int n_kv, uint64_t seed,
                          env_split split, const char *const *actions, int n_actions, char *skill,
                          size_t skill_len, char *err, size_t errlen);
-
-/* A bounded text buffer the oracles write skills into: env_text_put appends like
- * snprintf; on overflow the text is cut at the end and `overflow` is set. */
-typedef struct env_text {
-    char *p;
-    size_t cap, len;
-    int overflow;
-} env_text;
-void env_text_put(env_text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Config helpers: the value of key (NULL when absent); a check that every key is one of
  * `known` (NULL-terminated; "max_steps" is always allowed) and appears once; and an

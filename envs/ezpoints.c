@@ -495,13 +495,6 @@ static int ez_oracle(const env_trace *tr, env_skill *b, char *err, size_t errlen
     return 0;
 }
 
-static int ez_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                        char *err, size_t errlen) {
-    return env_hindsight_replay(&env_ezpoints_vtable, kv, n_kv, seed, split, actions, n_actions,
-                                skill, skill_len, err, errlen);
-}
-
 const env_vtable env_ezpoints_vtable = {
     .name = "ezpoints",
     .instructions =
@@ -519,7 +512,6 @@ const env_vtable env_ezpoints_vtable = {
     .reset = ez_reset,
     .step = ez_step,
     .expert = ez_expert,
-    .hindsight = ez_hindsight,
     .trace_size = sizeof(ez_trace_rec),
     .trace_record = ez_trace_record,
     .oracle = ez_oracle,

@@ -7,7 +7,9 @@
  * parsable action) costs a step and answers "Nothing happens.". Stepping after the end
  * is an error. Config keys: max_steps (default 50), families ("all" or a comma list of
  * ALFWorld task types or their short aliases pick, look, clean, heat, cool, pick_two).
- * Reset and step allocate nothing: texts live in buffers inside the env. */
+ * Reset and step allocate nothing: texts live in buffers inside the env. The expert
+ * (what stage 0 imitates) is the searching one: every command it gives follows from what
+ * the agent's prompt shows (env_household_search_action). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,7 +162,7 @@ static int hh_expert(env *base, char *buf, size_t buflen, char *err, size_t errl
     hh_env *e = (hh_env *)base;
     if (e->done)
         return seed_errf(err, errlen, "household: no expert action, the episode has ended");
-    if (env_household_expert_action(&e->lv, buf, buflen))
+    if (env_household_search_action(&e->tab, &e->lv, buf, buflen))
         return seed_errf(err, errlen, "household: the expert found no plan for this state");
     return 0;
 }
@@ -180,13 +182,6 @@ static void hh_trace_record(env *base, void *state) {
     r->ev = e->last_ev;
 }
 
-static int hh_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                        char *err, size_t errlen) {
-    return env_hindsight_replay(&env_household_vtable, kv, n_kv, seed, split, actions, n_actions,
-                                skill, skill_len, err, errlen);
-}
-
 const env_vtable env_household_vtable = {
     .name = "household",
     .instructions = "You are an expert agent operating in the ALFRED Embodied Environment.",
@@ -195,7 +190,6 @@ const env_vtable env_household_vtable = {
     .reset = hh_reset,
     .step = hh_step,
     .expert = hh_expert,
-    .hindsight = hh_hindsight,
     .max_steps_default = 50,
     .prompt_style = &env_prompt_style_default,
     .trace_size = sizeof(hh_trace_rec),

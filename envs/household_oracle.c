@@ -137,7 +137,7 @@ static int expert_len(const hh_level *init, int max_steps) {
     char cmd[128], obs[HH_OBS_CAP];
     hh_event ev;
     for (int s = 1; s <= max_steps; s++) {
-        if (env_household_expert_action(&lv, cmd, sizeof cmd)) return -1;
+        if (env_household_omniscient_action(&lv, cmd, sizeof cmd)) return -1;
         env_household_exec(&lv, cmd, obs, sizeof obs, &ev);
         if (env_household_won(&lv)) return s;
     }

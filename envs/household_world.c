@@ -1,5 +1,6 @@
 /* household_world.c — the household env's rules: command parsing and execution with
- * ALFWorld's feedback texts, the admissible command list, the goal test and the expert.
+ * ALFWorld's feedback texts, the admissible command list, the goal test and the experts
+ * (the searching one the env plays and the omniscient direct route).
  *
  * Contract (see household_world.h): texts follow alfworld/data/alfred.twl2, quirks
  * included ("a apple", "you see nothing.", lists joined with ", " and ", and ").
@@ -27,87 +28,87 @@ static int is_lamp(int otype) {
 }
 
 /* "a X, a Y, and a Z" (ALFWorld's list separators) or "nothing". */
-static void list_objects(const hh_level *lv, hh_text *b, int r, int floor) {
+static void list_objects(const hh_level *lv, seed_sbuf *b, int r, int floor) {
     int n = 0, total = 0;
     for (int i = 0; i < lv->n_obj; i++) {
         const hh_obj *o = &lv->obj[i];
         total += o->loc == r && o->floor == floor;
     }
     if (total == 0) {
-        hh_text_put(b, "nothing");
+        seed_sbuf_puts(b, "nothing");
         return;
     }
     for (int k = 0; k < lv->n_obj; k++) {
         const hh_obj *o = &lv->obj[lv->obj_order[k]];
         if (o->loc != r || o->floor != floor) continue;
-        hh_text_put(b, n == 0 ? "a " : n == total - 1 ? ", and a " : ", a ");
-        hh_text_put(b, o->name);
+        seed_sbuf_puts(b, n == 0 ? "a " : n == total - 1 ? ", and a " : ", a ");
+        seed_sbuf_puts(b, o->name);
         n++;
     }
 }
 
-static void examine_recep(const hh_level *lv, hh_text *b, int r) {
+static void examine_recep(const hh_level *lv, seed_sbuf *b, int r) {
     const hh_recep *rc = &lv->recep[r];
     if (env_household_recep_openable(rc->type) && rc->open) {
-        hh_text_cats(b, "The ", rc->name, " is open. In it, you see ", NULL);
+        seed_sbuf_cats(b, "The ", rc->name, " is open. In it, you see ", NULL);
         list_objects(lv, b, r, 0);
-        hh_text_put(b, ".");
+        seed_sbuf_puts(b, ".");
     } else if (env_household_recep_openable(rc->type)) {
-        hh_text_cats(b, "The ", rc->name, " is closed.", NULL);
+        seed_sbuf_cats(b, "The ", rc->name, " is closed.", NULL);
     } else {
-        hh_text_cats(b, "On the ", rc->name, ", you see ", NULL);
+        seed_sbuf_cats(b, "On the ", rc->name, ", you see ", NULL);
         list_objects(lv, b, r, 0);
-        hh_text_put(b, ".");
+        seed_sbuf_puts(b, ".");
     }
 }
 
-static void look_text(const hh_level *lv, hh_text *b) {
+static void look_text(const hh_level *lv, seed_sbuf *b) {
     if (lv->at < 0) {
-        hh_text_put(b, "You are in the middle of a room. Looking quickly around you, you see ");
+        seed_sbuf_puts(b, "You are in the middle of a room. Looking quickly around you, you see ");
         for (int r = 0; r < lv->n_recep; r++) {
-            hh_text_put(b, r == 0 ? "a " : r == lv->n_recep - 1 ? ", and a " : ", a ");
-            hh_text_put(b, lv->recep[r].name);
+            seed_sbuf_puts(b, r == 0 ? "a " : r == lv->n_recep - 1 ? ", and a " : ", a ");
+            seed_sbuf_puts(b, lv->recep[r].name);
         }
-        hh_text_put(b, ".");
+        seed_sbuf_puts(b, ".");
     } else {
-        hh_text_cats(b, "You are facing the ", lv->recep[lv->at].name, ". Next to it, you see ",
-                     NULL);
+        seed_sbuf_cats(b, "You are facing the ", lv->recep[lv->at].name, ". Next to it, you see ",
+                       NULL);
         list_objects(lv, b, lv->at, 1);
-        hh_text_put(b, ".");
+        seed_sbuf_puts(b, ".");
     }
 }
 
 /* The examineObject rules of alfred.twl2, first match wins (a receptacle object such
  * as a mug reports its contents before its temperature: ALFWorld's quirk). */
-static void examine_obj(const hh_level *lv, hh_text *b, int oi) {
+static void examine_obj(const hh_level *lv, seed_sbuf *b, int oi) {
     const hh_obj *o = &lv->obj[oi];
     int t = o->type;
     int recobj =
         t == HO_MUG || t == HO_CUP || t == HO_BOWL || t == HO_PLATE || t == HO_PAN || t == HO_POT;
     if (recobj)
-        hh_text_cats(b, "This is a normal ", o->name, ". In it, you see nothing.", NULL);
+        seed_sbuf_cats(b, "This is a normal ", o->name, ". In it, you see nothing.", NULL);
     else if (o->clean && o->hot)
-        hh_text_cats(b, "This is a hot and clean ", o->name, ".", NULL);
+        seed_sbuf_cats(b, "This is a hot and clean ", o->name, ".", NULL);
     else if (o->clean && o->cool)
-        hh_text_cats(b, "This is a cool and clean ", o->name, ".", NULL);
+        seed_sbuf_cats(b, "This is a cool and clean ", o->name, ".", NULL);
     else if (o->hot)
-        hh_text_cats(b, "This is a hot ", o->name, ".", NULL);
+        seed_sbuf_cats(b, "This is a hot ", o->name, ".", NULL);
     else if (o->clean)
-        hh_text_cats(b, "This is a clean ", o->name, ".", NULL);
+        seed_sbuf_cats(b, "This is a clean ", o->name, ".", NULL);
     else if (o->cool)
-        hh_text_cats(b, "This is a cold ", o->name, ".", NULL);
+        seed_sbuf_cats(b, "This is a cold ", o->name, ".", NULL);
     else if (is_lamp(t))
-        hh_text_cats(b, "This ", o->name, " is ", o->on ? "on" : "off", ".", NULL);
+        seed_sbuf_cats(b, "This ", o->name, " is ", o->on ? "on" : "off", ".", NULL);
     else
-        hh_text_cats(b, "There's nothing special about ", o->name, ".", NULL);
+        seed_sbuf_cats(b, "There's nothing special about ", o->name, ".", NULL);
 }
 
 void env_household_intro(const hh_level *lv, char *obs, size_t cap) {
-    hh_text b;
-    hh_text_init(&b, obs, cap);
-    hh_text_put(&b, "-= Welcome to TextWorld, ALFRED! =-\n\n");
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, obs, cap);
+    seed_sbuf_puts(&b, "-= Welcome to TextWorld, ALFRED! =-\n\n");
     look_text(lv, &b);
-    hh_text_cats(&b, "\n\nYour task is to: ", lv->task, NULL);
+    seed_sbuf_cats(&b, "\n\nYour task is to: ", lv->task, NULL);
 }
 
 /* ---- parsing ---- */
@@ -255,7 +256,7 @@ static int valid(const hh_level *lv, const hh_event *ev) {
     }
 }
 
-static void apply(hh_level *lv, const hh_event *ev, hh_text *b) {
+static void apply(hh_level *lv, const hh_event *ev, seed_sbuf *b) {
     int r = ev->recep, o = ev->obj;
     switch (ev->kind) {
     case HA_LOOK:
@@ -263,12 +264,13 @@ static void apply(hh_level *lv, const hh_event *ev, hh_text *b) {
         break;
     case HA_INVENTORY:
         if (lv->held >= 0)
-            hh_text_cats(b, "You are carrying: a ", lv->obj[lv->held].name, ".", NULL);
+            seed_sbuf_cats(b, "You are carrying: a ", lv->obj[lv->held].name, ".", NULL);
         else
-            hh_text_put(b, "You are not carrying anything.");
+            seed_sbuf_puts(b, "You are not carrying anything.");
         break;
     case HA_HELP:
-        hh_text_put(b, "\nAvailable commands:\n"
+        seed_sbuf_puts(b,
+                       "\nAvailable commands:\n"
                        "  look:                             look around your current location\n"
                        "  inventory:                        check your current inventory\n"
                        "  go to (receptacle):               move to a receptacle\n"
@@ -284,49 +286,50 @@ static void apply(hh_level *lv, const hh_event *ev, hh_text *b) {
         break;
     case HA_GOTO:
         lv->at = r;
-        hh_text_cats(b, "You arrive at ", lv->recep[r].name, ". ", NULL);
+        seed_sbuf_cats(b, "You arrive at ", lv->recep[r].name, ". ", NULL);
         examine_recep(lv, b, r);
         break;
     case HA_OPEN:
         lv->recep[r].open = 1;
-        hh_text_cats(b, "You open the ", lv->recep[r].name, ". ", NULL);
+        seed_sbuf_cats(b, "You open the ", lv->recep[r].name, ". ", NULL);
         examine_recep(lv, b, r);
         break;
     case HA_CLOSE:
         lv->recep[r].open = 0;
-        hh_text_cats(b, "You close the ", lv->recep[r].name, ".", NULL);
+        seed_sbuf_cats(b, "You close the ", lv->recep[r].name, ".", NULL);
         break;
     case HA_TAKE:
         lv->obj[o].loc = HH_HELD;
         lv->held = o;
-        hh_text_cats(b, "You pick up the ", lv->obj[o].name, " from the ", lv->recep[r].name, ".",
-                     NULL);
+        seed_sbuf_cats(b, "You pick up the ", lv->obj[o].name, " from the ", lv->recep[r].name, ".",
+                       NULL);
         break;
     case HA_MOVE:
         lv->obj[o].loc = (int8_t)r;
         lv->held = -1;
-        hh_text_cats(b, "You move the ", lv->obj[o].name, " to the ", lv->recep[r].name, ".", NULL);
+        seed_sbuf_cats(b, "You move the ", lv->obj[o].name, " to the ", lv->recep[r].name, ".",
+                       NULL);
         break;
     case HA_HEAT:
         lv->obj[o].hot = 1;
         lv->obj[o].cool = 0;
-        hh_text_cats(b, "You heat the ", lv->obj[o].name, " using the ", lv->recep[r].name, ".",
-                     NULL);
+        seed_sbuf_cats(b, "You heat the ", lv->obj[o].name, " using the ", lv->recep[r].name, ".",
+                       NULL);
         break;
     case HA_COOL:
         lv->obj[o].cool = 1;
         lv->obj[o].hot = 0;
-        hh_text_cats(b, "You cool the ", lv->obj[o].name, " using the ", lv->recep[r].name, ".",
-                     NULL);
+        seed_sbuf_cats(b, "You cool the ", lv->obj[o].name, " using the ", lv->recep[r].name, ".",
+                       NULL);
         break;
     case HA_CLEAN:
         lv->obj[o].clean = 1;
-        hh_text_cats(b, "You clean the ", lv->obj[o].name, " using the ", lv->recep[r].name, ".",
-                     NULL);
+        seed_sbuf_cats(b, "You clean the ", lv->obj[o].name, " using the ", lv->recep[r].name, ".",
+                       NULL);
         break;
     case HA_USE:
         lv->obj[o].on = 1;
-        hh_text_cats(b, "You turn on the ", lv->obj[o].name, ".", NULL);
+        seed_sbuf_cats(b, "You turn on the ", lv->obj[o].name, ".", NULL);
         break;
     case HA_EXAMINE:
         if (r >= 0)
@@ -338,8 +341,8 @@ static void apply(hh_level *lv, const hh_event *ev, hh_text *b) {
 }
 
 int env_household_exec(hh_level *lv, const char *cmd, char *obs, size_t cap, hh_event *ev) {
-    hh_text b;
-    hh_text_init(&b, obs, cap);
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, obs, cap);
     ev->kind = HA_UNKNOWN;
     ev->obj = ev->recep = -1;
     ev->valid = 0;
@@ -361,7 +364,7 @@ int env_household_exec(hh_level *lv, const char *cmd, char *obs, size_t cap, hh_
         ev->valid = 1;
         apply(lv, ev, &b);
     } else {
-        hh_text_put(&b, nothing_happens);
+        seed_sbuf_puts(&b, nothing_happens);
     }
     return ev->valid;
 }
@@ -494,7 +497,7 @@ int env_household_won(const hh_level *lv) {
     return 0;
 }
 
-/* ---- expert ---- */
+/* ---- omniscient expert: reads where every object is ---- */
 
 static int first_recep(const hh_level *lv, int type) {
     for (int r = 0; r < lv->n_recep; r++)
@@ -532,7 +535,7 @@ static int drop(const hh_level *lv, char *buf, size_t n) {
     return 0;
 }
 
-int env_household_expert_action(const hh_level *lv, char *buf, size_t n) {
+int env_household_omniscient_action(const hh_level *lv, char *buf, size_t n) {
     int X = lv->goal_obj, h = lv->held;
     if (lv->family == HF_LOOK) {
         int l = find_lamp(lv);
@@ -581,4 +584,99 @@ int env_household_expert_action(const hh_level *lv, char *buf, size_t n) {
         }
     if (pick < 0) return -1;
     return fetch(lv, pick, buf, n);
+}
+
+/* ---- searching expert: acts only on what the agent's prompt shows ---- */
+
+/* The one search order, over all receptacles: the open surfaces first (a look costs one
+ * step), then the containers (go and open: two); within each, receptacle kinds in
+ * name order, then numbers ascending ("cabinet 1" before "cabinet 2"). */
+static int search_key(const hh_level *lv, int r) {
+    int t = lv->recep[r].type;
+    return (env_household_recep_openable(t) * HR_COUNT + t) * 256 + lv->recep[r].num;
+}
+
+/* The receptacle to look at next for objects of type otype: the first after the current
+ * one in the search order among the kinds where otype can be kept (tables->allowed, both
+ * splits: general knowledge, not this level's), leaving out skip_type; wraps around. */
+static int next_search(const hh_tables *t, const hh_level *lv, int otype, int skip_type) {
+    int here = lv->at >= 0 ? search_key(lv, lv->at) : -1, best = -1, first = -1;
+    for (int r = 0; r < lv->n_recep; r++) {
+        int ty = lv->recep[r].type;
+        if (!t->allowed[otype][ty] || ty == skip_type) continue;
+        int k = search_key(lv, r);
+        if (first < 0 || k < search_key(lv, first)) first = r;
+        if (k > here && (best < 0 || k < search_key(lv, best))) best = r;
+    }
+    return best >= 0 ? best : first;
+}
+
+/* The lowest-numbered receptacle of a kind: "sinkbasin 1", "cabinet 1". */
+static int lowest_of(const hh_level *lv, int type) {
+    int best = -1;
+    for (int r = 0; r < lv->n_recep; r++)
+        if (lv->recep[r].type == type && (best < 0 || lv->recep[r].num < lv->recep[best].num))
+            best = r;
+    return best;
+}
+
+/* An object of type otype the agent sees where it stands (what its admissible take or use
+ * commands list): the first by name, or -1. Lamps count as seen only for use. */
+static int seen_here(const hh_level *lv, int otype) {
+    int at = lv->at;
+    if (at < 0) return -1;
+    for (int k = 0; k < lv->n_obj; k++) {
+        int i = lv->obj_sorted[k];
+        const hh_obj *o = &lv->obj[i];
+        if (o->type != otype || o->loc != at) continue;
+        if (is_lamp(otype) || (accessible(lv, at) && !o->floor)) return i;
+    }
+    return -1;
+}
+
+/* One step of the search for otype: take it if it is here (unless excluded), open the
+ * closed container we stand at if it is one to search, else go on to the next one. */
+static int search_step(const hh_tables *t, const hh_level *lv, int otype, int skip_type,
+                       int take_ok, char *buf, size_t n) {
+    int at = lv->at, o = seen_here(lv, otype);
+    if (o >= 0 && take_ok)
+        return snprintf(buf, n, "take %s from %s", lv->obj[o].name, lv->recep[at].name), 0;
+    if (at >= 0 && !accessible(lv, at) && t->allowed[otype][lv->recep[at].type] &&
+        lv->recep[at].type != skip_type)
+        return snprintf(buf, n, "open %s", lv->recep[at].name), 0;
+    int r = next_search(t, lv, otype, skip_type);
+    if (r < 0) return -1;
+    if (r == at) return -1; /* the only place to search, already searched */
+    return snprintf(buf, n, "go to %s", lv->recep[r].name), 0;
+}
+
+int env_household_search_action(const hh_tables *t, const hh_level *lv, char *buf, size_t n) {
+    int X = lv->goal_obj, h = lv->held, at = lv->at;
+    int holding_x = h >= 0 && lv->obj[h].type == X;
+    if (h >= 0 && !holding_x) return drop(lv, buf, n);
+    if (lv->family == HF_LOOK) {
+        if (!holding_x) return search_step(t, lv, X, -1, 1, buf, n);
+        int l = seen_here(lv, lv->lamp_type);
+        if (l >= 0) return snprintf(buf, n, "use %s", lv->obj[l].name), 0;
+        int r = next_search(t, lv, lv->lamp_type, -1);
+        if (r < 0 || r == at) return -1;
+        return snprintf(buf, n, "go to %s", lv->recep[r].name), 0;
+    }
+    int T = lowest_of(lv, lv->goal_recep);
+    if (T < 0) return -1;
+    if (holding_x) {
+        int kind = env_household_needs_transform(lv);
+        if (kind && !env_household_obj_done(lv, h)) {
+            int A = lowest_of(lv, appliance_type(kind));
+            if (A < 0) return -1;
+            if (at != A) return snprintf(buf, n, "go to %s", lv->recep[A].name), 0;
+            const char *verb = kind == HA_HEAT ? "heat" : kind == HA_COOL ? "cool" : "clean";
+            return snprintf(buf, n, "%s %s with %s", verb, lv->obj[h].name, lv->recep[A].name), 0;
+        }
+        if (reach(lv, T, buf, n)) return 0;
+        return snprintf(buf, n, "move %s to %s", lv->obj[h].name, lv->recep[T].name), 0;
+    }
+    /* Goal objects never start in the goal kind, so the search skips it; in T an object
+     * of the task is one this episode put there (pick two: leave it). */
+    return search_step(t, lv, X, lv->goal_recep, !(lv->family == HF_TWO && at == T), buf, n);
 }

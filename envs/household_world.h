@@ -17,11 +17,8 @@
 #ifndef SEED_HOUSEHOLD_WORLD_H
 #define SEED_HOUSEHOLD_WORLD_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "envs/env.h"
 
@@ -198,55 +195,6 @@ typedef struct hh_event {
     int valid; /* 0 = "Nothing happens." */
 } hh_event;
 
-/* Bounded text builder: appends never overflow; the text stays NUL-terminated. */
-typedef struct hh_text {
-    char *p;
-    size_t cap, len;
-} hh_text;
-
-static inline void hh_text_init(hh_text *b, char *p, size_t cap) {
-    b->p = p;
-    b->cap = cap;
-    b->len = 0;
-    if (cap) p[0] = '\0';
-}
-
-static inline void hh_text_put(hh_text *b, const char *s) {
-    if (!b->cap) return;
-    size_t n = strlen(s), room = b->cap - 1 - b->len;
-    if (n > room) n = room;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static inline void hh_text_putf(hh_text *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static inline void hh_text_putf(hh_text *b, const char *fmt, ...) {
-    if (!b->cap || b->len + 1 >= b->cap) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - 1 - b->len;
-}
-
-/* Appends each string up to the NULL sentinel (the hot paths' printf-free "%s%s..."). */
-static inline void hh_text_cats(hh_text *b, ...) __attribute__((sentinel));
-static inline void hh_text_cats(hh_text *b, ...) {
-    va_list ap;
-    va_start(ap, b);
-    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *))
-        hh_text_put(b, s);
-    va_end(ap);
-}
-
-/* True when the text was cut short (the buffer filled up). */
-static inline int hh_text_full(const hh_text *b) {
-    return b->cap == 0 || b->len + 1 >= b->cap;
-}
-
 /* Static data access. */
 const char *env_household_recep_name(int rtype);
 const char *env_household_obj_name(int otype);
@@ -267,8 +215,20 @@ void env_household_intro(const hh_level *lv, char *obs, size_t cap);
 int env_household_admissible(const hh_level *lv, char *arena, size_t cap, const char **out,
                              int max);
 int env_household_won(const hh_level *lv);
-/* The expert's next command from the level's current state (privileged). */
-int env_household_expert_action(const hh_level *lv, char *buf, size_t n);
+/* The env's expert (env_vtable.expert): the next command from what the agent's prompt
+ * shows, nothing hidden. It reads the task, the receptacle list, where the agent stands,
+ * what it holds (with the heat/cool/clean it gave it, which the last steps show) and the
+ * objects in sight there. To find an object it searches: the receptacles of the kinds
+ * that can hold it (t->allowed), surfaces before containers, kinds by name, numbers
+ * ascending, always going to the next one after where it stands (wrapping around);
+ * a closed one is opened, the object taken as soon as it is in sight (the first by
+ * name). The goal kind is skipped (goal objects never start there). Then it goes to the
+ * lowest-numbered appliance (microwave, fridge, sinkbasin) and target receptacle of the
+ * task's kind; a lamp is searched for like an object. Returns -1 when it has no move. */
+int env_household_search_action(const hh_tables *t, const hh_level *lv, char *buf, size_t n);
+/* The omniscient direct route (privileged: it knows where every object is): the oracle's
+ * yardstick for how short an episode can be, and tests that need the shortest plan. */
+int env_household_omniscient_action(const hh_level *lv, char *buf, size_t n);
 
 /* Oracle helpers shared with the expert. */
 int env_household_needs_transform(const hh_level *lv); /* HA_HEAT/HA_COOL/HA_CLEAN or 0 */

@@ -312,7 +312,7 @@ const env_vtable env_remote_vtable = {
     .reset = remote_reset,
     .step = remote_step,
     .expert = NULL,
-    .hindsight = NULL,
+    .oracle = NULL, /* no hindsight: the task and its privileged state live on the server */
     .max_steps_default = 50,
     .action_valid = NULL,
 };

@@ -209,6 +209,14 @@ static int sq_expert(env *base, char *buf, size_t buflen, char *err, size_t errl
     return sq_expert_action(&st, base->max_steps - base->steps, buf, buflen);
 }
 
+static void sq_trace_record(env *base, void *state) {
+    sq_trace_rec *r = state;
+    sq_state st;
+    env_searchqa_state(base, &st);
+    r->n_retrieved = st.n_retrieved;
+    sq_expert_action(&st, base->max_steps - base->steps, r->expert, sizeof r->expert);
+}
+
 const env_vtable env_searchqa_vtable = {
     .name = "searchqa",
     .instructions = "You are an expert agent tasked with answering the given question "
@@ -218,8 +226,10 @@ const env_vtable env_searchqa_vtable = {
     .reset = sq_reset,
     .step = sq_step,
     .expert = sq_expert,
-    .hindsight = env_searchqa_hindsight,
     .max_steps_default = 4,
     .prompt_style = &env_prompt_style_searchqa,
     .action_valid = sq_action_valid,
+    .trace_size = sizeof(sq_trace_rec),
+    .trace_record = sq_trace_record,
+    .oracle = env_searchqa_oracle,
 };

@@ -146,9 +146,15 @@ void env_searchqa_state(env *e, sq_state *out);
 /* The expert's next action for a state (privileged: it knows the question's chain, but
  * only follows a hop whose passage a search has returned). */
 int sq_expert_action(const sq_state *st, int steps_left, char *buf, size_t buflen);
-int env_searchqa_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                           const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                           char *err, size_t errlen);
+/* What the trace keeps of each replayed step (env_vtable.trace_record): the documents
+ * retrieved so far (env_searchqa_state's n_retrieved; the end state holds the list) and
+ * the expert's next action from this state. */
+typedef struct sq_trace_rec {
+    int n_retrieved;
+    char expert[128];
+} sq_trace_rec;
+/* The oracle (env_vtable.oracle): the skill text searchqa_oracle.c's header describes. */
+int env_searchqa_oracle(const env_trace *tr, env_skill *sk, char *err, size_t errlen);
 extern const env_vtable env_searchqa_vtable;
 
 #endif

@@ -961,13 +961,6 @@ static int sk_oracle(const env_trace *trace, env_skill *b, char *err, size_t err
     return 0;
 }
 
-static int sk_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                        const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                        char *err, size_t errlen) {
-    return env_hindsight_replay(&env_sokoban_vtable, kv, n_kv, seed, split, actions, n_actions,
-                                skill, skill_len, err, errlen);
-}
-
 const env_vtable env_sokoban_vtable = {
     .name = "sokoban",
     .instructions =
@@ -993,7 +986,6 @@ const env_vtable env_sokoban_vtable = {
     .reset = sk_reset,
     .step = sk_step,
     .expert = sk_expert,
-    .hindsight = sk_hindsight,
     .trace_size = sizeof(sk_trace_rec),
     .trace_record = sk_trace_record,
     .oracle = sk_oracle,

@@ -344,19 +344,20 @@ static void ws_adm_add(ws_adm *a, const char *fmt, const char *s) {
     a->len += (size_t)n + 1;
 }
 
-static void ws_part(env_text *b, int *first, const char *s) {
-    env_text_put(b, "%s'%s'", *first ? "" : " [SEP] ", s);
+static void ws_part(seed_sbuf *b, int *first, const char *s) {
+    seed_sbuf_appendf(b, "%s'%s'", *first ? "" : " [SEP] ", s);
     *first = 0;
 }
 
 void webshop_render(const ws_state *s, char *obs, size_t cap, char *arena, size_t arena_cap,
                     const char **adm, int *n_adm) {
-    env_text b = {obs, cap, 0, 0};
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, obs, cap);
     ws_adm a = {arena, arena_cap, 0, adm, 0};
     const ws_catalog *c = s->cat;
     int first = 1;
     char tmp[256];
-    if (s->note[0]) env_text_put(&b, "%s Nothing happened; the page is unchanged: ", s->note);
+    if (s->note[0]) seed_sbuf_appendf(&b, "%s Nothing happened; the page is unchanged: ", s->note);
     switch (s->page) {
     case WS_PAGE_SEARCH:
         ws_part(&b, &first, "Search");
@@ -444,11 +445,12 @@ void webshop_render(const ws_state *s, char *obs, size_t cap, char *arena, size_
 /* ---------------- expert ---------------- */
 
 void webshop_expert_query(const ws_catalog *c, const ws_goal *g, char *buf, size_t cap) {
-    env_text b = {buf, cap, 0, 0};
-    env_text_put(&b, "%s", webshop_types[c->p[g->target].type].name);
-    for (int k = 0; k < g->n_attr; k++) env_text_put(&b, " %s", webshop_goal_attr(c, g, k));
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, buf, cap);
+    seed_sbuf_puts(&b, webshop_types[c->p[g->target].type].name);
+    for (int k = 0; k < g->n_attr; k++) seed_sbuf_cats(&b, " ", webshop_goal_attr(c, g, k), NULL);
     for (int o = 0; o < c->p[g->target].n_opt; o++)
-        env_text_put(&b, " %s", webshop_goal_opt_value(c, g, o));
+        seed_sbuf_cats(&b, " ", webshop_goal_opt_value(c, g, o), NULL);
 }
 
 static int ws_rank(const int *res, int n, int target) {
@@ -531,6 +533,7 @@ typedef struct ws_env {
     const char *adm[WS_MAX_ADM];
     int n_adm;
     char info[192];
+    ws_event ev; /* what the last step did (the hindsight trace reads it) */
 } ws_env;
 
 static int ws_create(env **out, const env_kv *kv, int n_kv, char *err, size_t errlen) {
@@ -579,6 +582,7 @@ static int ws_reset(env *base, uint64_t seed, env_split split, env_obs *obs, cha
     ws_env *e = (ws_env *)base;
     if (webshop_goal_make(&e->cat, e->cfg.cat_mask, seed, split, &e->goal, err, errlen)) return -1;
     webshop_state_reset(&e->st, &e->cat, &e->goal, &e->scratch);
+    e->ev = (ws_event){.kind = WS_EV_NOOP, .item = -1, .opt = -1, .val = -1};
     e->info[0] = '\0';
     ws_fill(e, obs, 0.0f);
     return 0;
@@ -588,9 +592,8 @@ static int ws_step(env *base, const char *action, env_obs *obs, char *err, size_
     ws_env *e = (ws_env *)base;
     if (e->st.done)
         return seed_errf(err, errlen, "webshop: step after the purchase; call reset first");
-    ws_event ev;
     float reward = 0.0f;
-    if (webshop_exec(&e->st, action, &ev) == WS_EV_BUY) {
+    if (webshop_exec(&e->st, action, &e->ev) == WS_EV_BUY) {
         const ws_score *sc = &e->st.score;
         int won = sc->total == 1.0;
         reward = e->cfg.reward_win10 ? (won ? 10.0f : 0.0f) : (float)sc->total;
@@ -614,6 +617,23 @@ static int ws_action_valid(const env *base, const char *action) {
     return webshop_action_valid(&((const ws_env *)base)->st, action);
 }
 
+const ws_state *webshop_env_state(const env *base) {
+    return &((const ws_env *)base)->st;
+}
+
+/* After each replayed step: what the step did and, after a search, where the target
+ * ranks in its results (the oracle's "listed" facts). */
+static void ws_trace_record(env *base, void *state) {
+    const ws_env *e = (const ws_env *)base;
+    ws_trace_rec *r = state;
+    r->kind = e->ev.kind;
+    r->item = e->ev.item;
+    r->opt = e->ev.opt;
+    r->val = e->ev.val;
+    r->target_rank =
+        e->ev.kind == WS_EV_SEARCH ? ws_rank(e->st.results, e->st.n_results, e->goal.target) : -1;
+}
+
 const env_vtable env_webshop_vtable = {
     .name = "webshop",
     .instructions = "You are an expert autonomous agent operating in the WebShop e\xe2\x80\x91"
@@ -624,8 +644,10 @@ const env_vtable env_webshop_vtable = {
     .reset = ws_reset,
     .step = ws_step,
     .expert = ws_expert,
-    .hindsight = webshop_hindsight,
     .max_steps_default = 15,
     .prompt_style = &env_prompt_style_webshop,
     .action_valid = ws_action_valid,
+    .trace_size = sizeof(ws_trace_rec),
+    .trace_record = ws_trace_record,
+    .oracle = webshop_oracle,
 };

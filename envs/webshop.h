@@ -172,6 +172,8 @@ int webshop_goal_make(const ws_catalog *c, unsigned cat_mask, uint64_t seed, env
                       ws_goal *g, char *err, size_t errlen);
 const char *webshop_goal_attr(const ws_catalog *c, const ws_goal *g, int k);
 const char *webshop_goal_opt_value(const ws_catalog *c, const ws_goal *g, int o);
+/* The goal's attributes as a list: "a", "a and b", "a, b and c". */
+void webshop_put_goal_attrs(seed_sbuf *b, const ws_catalog *c, const ws_goal *g);
 
 /* ---------------- the reward (webshop_reward.c) ---------------- */
 
@@ -288,9 +290,19 @@ typedef struct ws_config {
 } ws_config;
 int webshop_config(const env_kv *kv, int n_kv, ws_config *cfg, char *err, size_t errlen);
 
-int webshop_hindsight(const env_kv *kv, int n_kv, uint64_t seed, env_split split,
-                      const char *const *actions, int n_actions, char *skill, size_t skill_len,
-                      char *err, size_t errlen);
+/* ---------------- hindsight (webshop_oracle.c) ---------------- */
+
+/* The env's page state (privileged: the oracle reads the end of the replayed episode). */
+const ws_state *webshop_env_state(const env *e);
+/* What the trace keeps of each replayed step (env_vtable.trace_record): the step's
+ * ws_event (after the reset: WS_EV_NOOP, -1s) and, after a search, the target's rank in
+ * its results (-1: not listed, and for every other step). */
+typedef struct ws_trace_rec {
+    int kind, item, opt, val;
+    int target_rank;
+} ws_trace_rec;
+/* The oracle (env_vtable.oracle): the skill text webshop_oracle.c's header describes. */
+int webshop_oracle(const env_trace *tr, env_skill *sk, char *err, size_t errlen);
 extern const env_vtable env_webshop_vtable;
 
 #endif

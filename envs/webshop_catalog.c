@@ -7,7 +7,6 @@
  * feature bullet per attribute, a description. The BM25 index covers what WebShop's
  * Lucene index covers: title, description, first bullet and the option text. A task
  * (webshop_goal_make) is a function of (catalogue, categories, seed, split). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,40 +62,24 @@ static int ws_arena_put(ws_catalog *c, const char *s, size_t n) {
     return 0;
 }
 
-/* Appends each string up to the NULL sentinel (catalogue building is printf-free: it
- * dominated the build time). */
-static void ws_cats(env_text *b, ...) __attribute__((sentinel));
-static void ws_cats(env_text *b, ...) {
-    va_list ap;
-    va_start(ap, b);
-    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *)) {
-        size_t n = strlen(s), room = b->cap - 1 - b->len;
-        if (n > room) {
-            n = room;
-            b->overflow = 1;
-        }
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = '\0';
-    }
-    va_end(ap);
-}
+/* Catalogue texts are built with seed_sbuf_cats, printf-free: printf dominated the build
+ * time. */
 
 /* Appends s with the first letter of each word upper-cased ("paraben free" -> "Paraben Free"). */
-static void ws_put_title_case(env_text *b, const char *s) {
-    size_t at = b->len;
-    ws_cats(b, s, NULL);
-    for (int start = 1; at < b->len; at++) {
+static void ws_put_title_case(seed_sbuf *b, const char *s) {
+    size_t at = b->n;
+    seed_sbuf_puts(b, s);
+    for (int start = 1; at < b->n; at++) {
         char ch = b->p[at];
         if (start && ch >= 'a' && ch <= 'z') b->p[at] = (char)(ch - 32);
         start = ch == ' ';
     }
 }
 
-static void ws_put_capitalized(env_text *b, const char *s) {
-    size_t at = b->len;
-    ws_cats(b, s, NULL);
-    if (at < b->len && b->p[at] >= 'a' && b->p[at] <= 'z') b->p[at] = (char)(b->p[at] - 32);
+static void ws_put_capitalized(seed_sbuf *b, const char *s) {
+    size_t at = b->n;
+    seed_sbuf_puts(b, s);
+    if (at < b->n && b->p[at] >= 'a' && b->p[at] <= 'z') b->p[at] = (char)(b->p[at] - 32);
 }
 
 const char *webshop_attr(const ws_catalog *c, int i, int k) {
@@ -117,13 +100,13 @@ void webshop_product_category(const ws_catalog *c, int i, char *buf, size_t cap)
 }
 
 int webshop_nouns(const ws_catalog *c, int i, char *buf, size_t cap) {
-    env_text b = {buf, cap, 0, 0};
-    buf[0] = '\0';
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, buf, cap);
     int n = 1;
     for (const char *q = c->brands[c->p[i].brand]; *q; q++)
-        env_text_put(&b, "%c", *q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
+        seed_sbuf_appendf(&b, "%c", *q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
     const char *t = webshop_types[c->p[i].type].name;
-    env_text_put(&b, " %s", t);
+    seed_sbuf_appendf(&b, " %s", t);
     for (const char *q = t; *q; q++) n += *q == ' ';
     return n + 1;
 }
@@ -231,49 +214,54 @@ static int ws_make_product(ws_catalog *c, int i, char *tmp, size_t tmp_cap) {
     const char *brand = c->brands[p->brand];
     const char *dsc = ws_descriptors[t->cat][desc];
     /* title */
-    env_text b = {tmp, tmp_cap, 0, 0};
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, tmp, tmp_cap);
     int form = (int)seed_rng_below(&r, 4);
     if (form == 3) {
-        ws_cats(&b, brand, " ", NULL);
+        seed_sbuf_cats(&b, brand, " ", NULL);
         ws_put_title_case(&b, webshop_attr(c, i, 0));
-        ws_cats(&b, " ", NULL);
+        seed_sbuf_puts(&b, " ");
         ws_put_title_case(&b, t->name);
     } else {
-        ws_cats(&b, brand, " ", NULL);
-        if (form != 1) ws_cats(&b, dsc, " ", NULL);
+        seed_sbuf_cats(&b, brand, " ", NULL);
+        if (form != 1) seed_sbuf_cats(&b, dsc, " ", NULL);
         ws_put_title_case(&b, t->name);
-        ws_cats(&b, form == 0 ? ", " : form == 1 ? " - " : " with ", NULL);
+        seed_sbuf_puts(&b, form == 0 ? ", " : form == 1 ? " - " : " with ");
         ws_put_title_case(&b, webshop_attr(c, i, 0));
         if (form != 0) {
-            ws_cats(&b, form == 1 ? ", " : " and ", NULL);
+            seed_sbuf_puts(&b, form == 1 ? ", " : " and ");
             ws_put_title_case(&b, webshop_attr(c, i, 1));
         }
     }
     p->title = (uint32_t)c->arena_len;
-    if (ws_arena_put(c, tmp, b.len)) return -1;
+    if (ws_arena_put(c, tmp, b.n)) return -1;
     c->arena_len++; /* keep the NUL */
     /* bullets: one per attribute */
-    b = (env_text){tmp, tmp_cap, 0, 0};
+    seed_sbuf_init_fixed(&b, tmp, tmp_cap);
     for (int k = 0; k < p->n_attr; k++) {
-        if (k) ws_cats(&b, "\n", NULL);
+        if (k) seed_sbuf_puts(&b, "\n");
         ws_put_title_case(&b, webshop_attr(c, i, k));
-        ws_cats(&b, ": ", ws_sentences[t->cat][seed_rng_below(&r, 6)], NULL);
+        seed_sbuf_cats(&b, ": ", ws_sentences[t->cat][seed_rng_below(&r, 6)], NULL);
     }
     p->n_bullets = p->n_attr;
     p->bullets = (uint32_t)c->arena_len;
-    if (ws_arena_put(c, tmp, b.len)) return -1;
+    if (ws_arena_put(c, tmp, b.n)) return -1;
     c->arena_len++;
     /* description */
-    b = (env_text){tmp, tmp_cap, 0, 0};
-    ws_cats(&b, brand, " ", dsc, " ", t->name, ", ", NULL);
-    ws_cats(&b, ws_sentences[t->cat][seed_rng_below(&r, 6)], ". Features: ", NULL);
+    seed_sbuf_init_fixed(&b, tmp, tmp_cap);
+    seed_sbuf_cats(&b, brand, " ", dsc, " ", t->name, ", ", NULL);
+    seed_sbuf_cats(&b, ws_sentences[t->cat][seed_rng_below(&r, 6)], ". Features: ", NULL);
     for (int k = 0; k < p->n_attr; k++)
-        ws_cats(&b, k == 0 ? "" : k + 1 == p->n_attr ? " and " : ", ", webshop_attr(c, i, k), NULL);
-    ws_cats(&b, ". ", NULL);
+        seed_sbuf_cats(&b,
+                       k == 0               ? ""
+                       : k + 1 == p->n_attr ? " and "
+                                            : ", ",
+                       webshop_attr(c, i, k), NULL);
+    seed_sbuf_puts(&b, ". ");
     ws_put_capitalized(&b, ws_sentences[t->cat][seed_rng_below(&r, 6)]);
-    ws_cats(&b, ".", NULL);
+    seed_sbuf_puts(&b, ".");
     p->desc = (uint32_t)c->arena_len;
-    if (ws_arena_put(c, tmp, b.len)) return -1;
+    if (ws_arena_put(c, tmp, b.n)) return -1;
     c->arena_len++;
     return b.overflow ? -1 : 0;
 }
@@ -282,21 +270,18 @@ static int ws_make_product(ws_catalog *c, int i, char *tmp, size_t tmp_cap) {
 static const char *ws_doc_text(int i, void *ctx, char *buf, size_t cap) {
     const ws_catalog *c = ctx;
     const ws_product *p = &c->p[i];
-    env_text b = {buf, cap, 0, 0};
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, buf, cap);
     const char *bul = webshop_bullets(c, i);
     const char *nl = strchr(bul, '\n');
-    ws_cats(&b, webshop_title(c, i), " ", webshop_desc(c, i), " ", NULL);
+    seed_sbuf_cats(&b, webshop_title(c, i), " ", webshop_desc(c, i), " ", NULL);
     size_t first = nl ? (size_t)(nl - bul) : strlen(bul);
-    if (b.len + first + 2 < b.cap) {
-        memcpy(b.p + b.len, bul, first);
-        b.len += first;
-        b.p[b.len] = '\0';
-    }
-    ws_cats(&b, " ", NULL);
+    if (b.n + first + 2 < b.cap) seed_sbuf_append(&b, bul, first);
+    seed_sbuf_puts(&b, " ");
     for (int o = 0; o < p->n_opt; o++) {
-        ws_cats(&b, o ? ", and " : "", webshop_opt_name(c, i, o), ": ", NULL);
+        seed_sbuf_cats(&b, o ? ", and " : "", webshop_opt_name(c, i, o), ": ", NULL);
         for (int v = 0; v < p->n_val[o]; v++)
-            ws_cats(&b, v ? ", " : "", webshop_opt_value(c, i, o, p->val[o][v]), NULL);
+            seed_sbuf_cats(&b, v ? ", " : "", webshop_opt_value(c, i, o, p->val[o][v]), NULL);
     }
     return buf;
 }
@@ -361,81 +346,82 @@ static const char *ws_article(const char *word) {
 /* Option clause in one of three styles: WebShop's synthetic goals (" with size: 8 fl oz,
  * and scent: citrus"), a short list (", size 8 fl oz and scent citrus"), or values first
  * (" in 8 fl oz size, citrus scent"). */
-static void ws_put_options(env_text *b, const ws_catalog *c, const ws_goal *g, int style) {
+static void ws_put_options(seed_sbuf *b, const ws_catalog *c, const ws_goal *g, int style) {
     const ws_product *p = &c->p[g->target];
     for (int o = 0; o < p->n_opt; o++) {
         const char *n = webshop_opt_name(c, g->target, o), *v = webshop_goal_opt_value(c, g, o);
         if (style == 0)
-            env_text_put(b, "%s%s: %s", o ? ", and " : " with ", n, v);
+            seed_sbuf_appendf(b, "%s%s: %s", o ? ", and " : " with ", n, v);
         else if (style == 1)
-            env_text_put(b, "%s%s %s", o ? " and " : ", ", n, v);
+            seed_sbuf_appendf(b, "%s%s %s", o ? " and " : ", ", n, v);
         else
-            env_text_put(b, "%s%s %s", o ? ", " : " in ", v, n);
+            seed_sbuf_appendf(b, "%s%s %s", o ? ", " : " in ", v, n);
     }
 }
 
-static void ws_put_attrs(env_text *b, const ws_catalog *c, const ws_goal *g) {
+void webshop_put_goal_attrs(seed_sbuf *b, const ws_catalog *c, const ws_goal *g) {
     for (int k = 0; k < g->n_attr; k++)
-        env_text_put(b, "%s%s",
-                     k == 0               ? ""
-                     : k + 1 == g->n_attr ? " and "
-                                          : ", ",
-                     webshop_goal_attr(c, g, k));
+        seed_sbuf_appendf(b, "%s%s",
+                          k == 0               ? ""
+                          : k + 1 == g->n_attr ? " and "
+                                               : ", ",
+                          webshop_goal_attr(c, g, k));
 }
 
 /* The instruction: templates 0-4 serve train and seen, 5-7 unseen. */
 static void ws_goal_text(const ws_catalog *c, ws_goal *g) {
-    env_text b = {g->text, sizeof g->text, 0, 0};
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, g->text, sizeof g->text);
     const char *type = webshop_types[c->p[g->target].type].name;
     const char *a0 = webshop_goal_attr(c, g, 0);
     switch (g->tmpl) {
     case 0:
-        env_text_put(&b, "i need %s", ws_article(a0));
-        ws_put_attrs(&b, c, g);
-        env_text_put(&b, " %s", type);
+        seed_sbuf_appendf(&b, "i need %s", ws_article(a0));
+        webshop_put_goal_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, " %s", type);
         ws_put_options(&b, c, g, 0);
         break;
     case 1:
-        env_text_put(&b, "i'm looking for %s%s that is ", ws_article(type), type);
-        ws_put_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, "i'm looking for %s%s that is ", ws_article(type), type);
+        webshop_put_goal_attrs(&b, c, g);
         ws_put_options(&b, c, g, 1);
         break;
     case 2:
-        env_text_put(&b, "i want to buy %s", ws_article(a0));
-        ws_put_attrs(&b, c, g);
-        env_text_put(&b, " %s", type);
+        seed_sbuf_appendf(&b, "i want to buy %s", ws_article(a0));
+        webshop_put_goal_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, " %s", type);
         ws_put_options(&b, c, g, 1);
         break;
     case 3:
-        env_text_put(&b, "find me %s%s which is ", ws_article(type), type);
-        ws_put_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, "find me %s%s which is ", ws_article(type), type);
+        webshop_put_goal_attrs(&b, c, g);
         ws_put_options(&b, c, g, 0);
         break;
     case 4:
-        env_text_put(&b, "i am searching for %s", ws_article(a0));
-        ws_put_attrs(&b, c, g);
-        env_text_put(&b, " %s", type);
+        seed_sbuf_appendf(&b, "i am searching for %s", ws_article(a0));
+        webshop_put_goal_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, " %s", type);
         ws_put_options(&b, c, g, 2);
         break;
     case 5:
-        env_text_put(&b, "can you get me %s%s with ", ws_article(type), type);
-        ws_put_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, "can you get me %s%s with ", ws_article(type), type);
+        webshop_put_goal_attrs(&b, c, g);
         ws_put_options(&b, c, g, 2);
         break;
     case 6:
-        env_text_put(&b, "i'd like %s", ws_article(a0));
-        ws_put_attrs(&b, c, g);
-        env_text_put(&b, " %s", type);
+        seed_sbuf_appendf(&b, "i'd like %s", ws_article(a0));
+        webshop_put_goal_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, " %s", type);
         ws_put_options(&b, c, g, 0);
         break;
     default:
-        env_text_put(&b, "please order %s%s that is ", ws_article(type), type);
-        ws_put_attrs(&b, c, g);
+        seed_sbuf_appendf(&b, "please order %s%s that is ", ws_article(type), type);
+        webshop_put_goal_attrs(&b, c, g);
         ws_put_options(&b, c, g, 1);
         break;
     }
     if (g->price_upper != WS_PRICE_NONE)
-        env_text_put(&b, ", and price lower than %d.00 dollars", g->price_upper);
+        seed_sbuf_appendf(&b, ", and price lower than %d.00 dollars", g->price_upper);
 }
 
 int webshop_goal_make(const ws_catalog *c, unsigned cat_mask, uint64_t seed, env_split split,

@@ -245,7 +245,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         char num[16];
         int nkv = job_env_kv(&job->envs[i], kv, num);
         rc = env_create(&c.envs[i], job->envs[i].name, kv, nkv, err, errlen);
-        if (!rc && c.envs[i]->vt->expert && c.envs[i]->vt->hindsight) {
+        if (!rc && c.envs[i]->vt->expert && c.envs[i]->vt->oracle) {
             c.n_expert++;
             wsum += job->envs[i].weight;
         }
@@ -272,12 +272,12 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
             double u = seed_rng_uniform(&c.rng) * wsum;
             int i = 0;
             for (; i < job->n_envs; i++) {
-                if (!(c.envs[i]->vt->expert && c.envs[i]->vt->hindsight)) continue;
+                if (!(c.envs[i]->vt->expert && c.envs[i]->vt->oracle)) continue;
                 u -= job->envs[i].weight;
                 if (u < 0) break;
             }
             if (i == job->n_envs) i--;
-            while (i > 0 && !(c.envs[i]->vt->expert && c.envs[i]->vt->hindsight)) i--;
+            while (i > 0 && !(c.envs[i]->vt->expert && c.envs[i]->vt->oracle)) i--;
             uint64_t seed = seed_hash_mix(job->job.seed, task++) >> 1;
             /* stage 1 keeps acting demonstrations in the mix so acting is not forgotten */
             if (stage == 1 && seed_rng_uniform(&c.rng) < 0.5)

@@ -7,7 +7,11 @@
  *            won) and the state the env's trace_record writes for the live env; actions
  *            after the end are not replayed.
  *   skill    env_skill_step's rules (one line per step, at most 5, steps 1..n, step order)
- *            and the overflow error, through a real oracle.
+ *            and the overflow error, through a real oracle; env_hindsight serves every env
+ *            with an .oracle and refuses one without (remote).
+ *   records  what webshop's and searchqa's trace_record keep, on expert episodes: the
+ *            events, the target's rank after a search, the retrieved count and the
+ *            expert's next action (which the expert then plays).
  *   style    every built-in env names its prompt style in its vtable. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdio.h>
@@ -16,6 +20,8 @@
 
 #include "envs/env.h"
 #include "envs/prompt.h"
+#include "envs/searchqa.h"
+#include "envs/webshop.h"
 #include "common/util.h"
 #include "tests/check.h"
 
@@ -115,12 +121,20 @@ static void test_replay(void) {
             n_eps++;
             n_steps += n;
         }
-        printf("replay %s: %d episodes, %d steps equal to the live run\n", vt->name, n_eps,
-               n_steps);
+        printf("replay %s: %d episodes, %d steps equal to the live run (%zu bytes of state a "
+               "step)\n",
+               vt->name, n_eps, n_steps, vt->trace_size);
         env_destroy(e);
         n_envs++;
     }
     CHECK(n_envs >= 5, "only %d built-in envs replayed", n_envs);
+    /* every built-in oracle reads privileged per-step state, so the loop above compared it */
+    static const char *const traced[] = {"sokoban", "ezpoints", "household", "webshop", "searchqa"};
+    for (size_t i = 0; i < sizeof traced / sizeof traced[0]; i++) {
+        const env_vtable *vt = env_lookup(traced[i]);
+        CHECK(vt && vt->oracle && vt->trace_size > 0 && vt->trace_record,
+              "%s: an oracle on the replay with a trace record", traced[i]);
+    }
     /* errors name the env and what was wrong */
     env_trace tr;
     CHECK(env_replay(env_lookup("sokoban"), NULL, 0, 1, ENV_SPLIT_TRAIN, NULL, 3, &tr, err,
@@ -161,6 +175,120 @@ static void test_skill(void) {
                         sizeof err) == 0,
           "exact buffer: %s", err);
     printf("skill builder: %d step lines in order; a short buffer is an error\n", lines);
+    /* env_hindsight: the replay for every env with an oracle, an error for one without */
+    int n_oracles = 0;
+    for (int k = 0; k < env_count(); k++) {
+        const env_vtable *vt = env_at(k);
+        const char *none[1] = {NULL};
+        int rc = env_hindsight(vt->name, NULL, 0, 1, ENV_SPLIT_TRAIN, none, 1, skill, sizeof skill,
+                               err, sizeof err);
+        if (vt->oracle) {
+            CHECK(rc == 0 && !strncmp(skill, "Failure", 7), "%s: %s", vt->name, rc ? err : skill);
+            char again[4096];
+            CHECK(env_hindsight_replay(vt, NULL, 0, 1, ENV_SPLIT_TRAIN, none, 1, again,
+                                       sizeof again, err, sizeof err) == 0 &&
+                      !strcmp(skill, again),
+                  "%s: env_hindsight is env_hindsight_replay with the env's vtable", vt->name);
+            n_oracles++;
+        } else {
+            CHECK(rc != 0 && strstr(err, vt->name) && strstr(err, "no hindsight oracle"),
+                  "%s without an oracle: %s", vt->name, err);
+        }
+    }
+    CHECK(n_oracles == 5, "%d envs have an oracle", n_oracles);
+    printf("env_hindsight: %d envs through the replay, remote refused\n", n_oracles);
+}
+
+/* Plays the expert from the reset until the episode ends (acts: its actions) and replays
+ * that episode into tr. 0, or -1 (a failed check) with tr empty. */
+static int replay_expert(env *e, uint64_t seed, env_split split, const char **acts, env_trace *tr) {
+    static char store[MAX_T][256];
+    char err[SEED_ERRLEN];
+    env_obs o;
+    memset(tr, 0, sizeof *tr);
+    CHECK(env_reset(e, seed, split, &o, err, sizeof err) == 0, "%s", err);
+    int n = 0;
+    while (!o.done && n < MAX_T) {
+        CHECK(env_expert(e, store[n], sizeof store[n], err, sizeof err) == 0, "%s", err);
+        acts[n] = store[n];
+        CHECK(env_step(e, acts[n], &o, err, sizeof err) == 0, "%s", err);
+        n++;
+    }
+    CHECK(o.won, "%s seed %llu: the expert lost", e->vt->name, (unsigned long long)seed);
+    CHECK(env_replay(e->vt, NULL, 0, seed, split, acts, n, tr, err, sizeof err) == 0 && tr->n == n,
+          "%s replay: %s", e->vt->name, err);
+    return tr->step ? 0 : -1;
+}
+
+static void test_records(void) {
+    const char *acts[MAX_T];
+    char err[SEED_ERRLEN];
+    env *e = NULL;
+    int n_ws = 0, n_sq = 0;
+    /* webshop: the expert searches (the target listed), opens the target, clicks its
+     * options and buys it; the record holds each step's event */
+    CHECK(env_create(&e, "webshop", NULL, 0, err, sizeof err) == 0, "%s", err);
+    for (int seed = 0; e && seed < 6; seed++) {
+        env_trace tr;
+        if (replay_expert(e, (uint64_t)seed, (env_split)(seed % 3), acts, &tr)) continue;
+        const ws_state *st = webshop_env_state(tr.e);
+        int target = st->goal->target;
+        const ws_trace_rec *r0 = tr.step[0].state;
+        CHECK(r0->kind == WS_EV_NOOP && r0->item == -1 && r0->target_rank == -1,
+              "webshop reset record");
+        int searched = 0, opened = 0, options = 0;
+        for (int t = 1; t <= tr.n; t++) {
+            const ws_trace_rec *r = tr.step[t].state;
+            if (!strncmp(acts[t - 1], "search[", 7)) {
+                CHECK(r->kind == WS_EV_SEARCH && r->target_rank >= 0 &&
+                          r->target_rank < st->n_results && st->results[r->target_rank] == target,
+                      "webshop seed %d step %d: a search listing the target at its rank", seed, t);
+                searched++;
+            } else {
+                CHECK(r->target_rank == -1, "webshop step %d: a rank only after a search", t);
+            }
+            opened += r->kind == WS_EV_ITEM && r->item == target;
+            if (r->kind == WS_EV_OPTION) {
+                CHECK(r->val == st->goal->opt_val[r->opt], "webshop step %d: the goal's option", t);
+                options++;
+            }
+        }
+        const ws_trace_rec *last = tr.step[tr.n].state;
+        CHECK(searched >= 1 && opened == 1 && options == st->n_chosen && last->kind == WS_EV_BUY &&
+                  last->item == target,
+              "webshop seed %d: searched %d opened %d options %d, last event %d", seed, searched,
+              opened, options, last->kind);
+        env_trace_free(&tr);
+        n_ws++;
+    }
+    env_destroy(e);
+    /* searchqa: the record after step t holds the expert's next action, which the expert
+     * episode then plays; the retrieved count only grows */
+    e = NULL;
+    CHECK(env_create(&e, "searchqa", NULL, 0, err, sizeof err) == 0, "%s", err);
+    for (int seed = 0; e && seed < 9; seed++) {
+        env_trace tr;
+        if (replay_expert(e, (uint64_t)seed, (env_split)(seed % 3), acts, &tr)) continue;
+        sq_state st;
+        env_searchqa_state(tr.e, &st);
+        int prev = 0;
+        for (int t = 0; t <= tr.n; t++) {
+            const sq_trace_rec *r = tr.step[t].state;
+            if (t < tr.n)
+                CHECK(!strcmp(r->expert, acts[t]),
+                      "searchqa seed %d step %d: expert '%s', played '%s'", seed, t + 1, r->expert,
+                      acts[t]);
+            CHECK(r->n_retrieved >= prev && r->n_retrieved <= st.n_retrieved,
+                  "searchqa step %d: retrieved %d after %d", t, r->n_retrieved, prev);
+            if (t == 0) CHECK(r->n_retrieved == 0, "searchqa: nothing retrieved at the reset");
+            prev = r->n_retrieved;
+        }
+        CHECK(prev == st.n_retrieved && st.n_retrieved > 0, "searchqa seed %d: retrieved", seed);
+        env_trace_free(&tr);
+        n_sq++;
+    }
+    env_destroy(e);
+    printf("trace records: %d webshop and %d searchqa expert episodes\n", n_ws, n_sq);
 }
 
 static void test_style(void) {
@@ -186,5 +314,6 @@ int main(int argc, char **argv) {
     if (!strcmp(which, "all") || !strcmp(which, "replay")) test_replay();
     if (!strcmp(which, "all") || !strcmp(which, "skill")) test_skill();
     if (!strcmp(which, "all") || !strcmp(which, "style")) test_style();
+    if (!strcmp(which, "all") || !strcmp(which, "records")) test_records();
     return check_failures != 0;
 }

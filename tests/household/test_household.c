@@ -1,6 +1,6 @@
 /* test_household.c — tests of the household env (ALFWorld-like text world).
  *
- * Usage: test_household expert|splits|grammar|config|hindsight|all
+ * Usage: test_household expert [N]|inferable|splits|grammar|config|hindsight|all
  *        test_household dump SPLIT FIRST COUNT   (prints a hash per episode, for the
  *                                                 two-process determinism test)
  *        test_household show SEED SPLIT [FAMILY] (prints an expert episode, for people)
@@ -47,14 +47,29 @@ static hh_level *level_of(env *e) {
     return env_household_level(e);
 }
 
-/* ---- expert: solves every level of every split and family ---- */
+/* ---- experts: the searching one (the env's) and the omniscient direct route ---- */
 
 typedef struct episode {
     char actions[64][128];
     int n, won;
 } episode;
 
-static void run_expert(env *e, uint64_t seed, env_split split, episode *ep, uint64_t *hash) {
+/* Which expert plays: the env's (VT->expert, the searching one) or the omniscient plan. */
+typedef enum { EXPERT_SEARCH, EXPERT_OMNI } expert_kind;
+
+static void expert_act(env *e, expert_kind kind, char *cmd, size_t n) {
+    char err[SEED_ERRLEN];
+    if (kind == EXPERT_SEARCH)
+        CHECK(VT->expert(e, cmd, n, err, sizeof err) == 0, "expert: %s", err);
+    else
+        CHECK(env_household_omniscient_action(level_of(e), cmd, n) == 0,
+              "omniscient expert: no plan for '%s'", level_of(e)->task);
+}
+
+/* One episode of the chosen expert; every action must be admissible and do something.
+ * With must_win the episode must be won; otherwise ep->won says whether it was. */
+static void run_with(env *e, expert_kind kind, int must_win, uint64_t seed, env_split split,
+                     episode *ep, uint64_t *hash) {
     env_obs o;
     char err[SEED_ERRLEN];
     CHECK(VT->reset(e, seed, split, &o, err, sizeof err) == 0, "reset seed %llu %s: %s",
@@ -75,7 +90,7 @@ static void run_expert(env *e, uint64_t seed, env_split split, episode *ep, uint
     ep->won = 0;
     while (!o.done) {
         char cmd[128];
-        CHECK(VT->expert(e, cmd, sizeof cmd, err, sizeof err) == 0, "expert: %s", err);
+        expert_act(e, kind, cmd, sizeof cmd);
         CHECK(in_list(&o, cmd), "seed %llu %s: expert action '%s' not admissible",
               (unsigned long long)seed, split_name(split), cmd);
         CHECK(ep->n < 64, "episode too long");
@@ -90,12 +105,20 @@ static void run_expert(env *e, uint64_t seed, env_split split, episode *ep, uint
                     seed_hash_mix(*hash, seed_fnv1a64(o.admissible[i], strlen(o.admissible[i])));
         }
     }
-    CHECK(o.won && o.reward == 10.0f, "seed %llu %s (%s, '%s'): expert did not win in %d steps",
+    ep->won = o.won && o.reward == 10.0f;
+    CHECK(ep->won || !must_win, "seed %llu %s (%s, '%s'): expert did not win in %d steps",
           (unsigned long long)seed, split_name(split), o.family, o.task, ep->n);
-    ep->won = 1;
 }
 
-static void test_expert(int n_seeds) {
+/* The env's expert, which must win. */
+static void run_expert(env *e, uint64_t seed, env_split split, episode *ep, uint64_t *hash) {
+    run_with(e, EXPERT_SEARCH, 1, seed, split, ep, hash);
+}
+
+/* The omniscient plan wins every level (n_omni seeds); the searching expert wins at
+ * least 99% of each family on each split (n_search seeds), on its own reading of the
+ * prompt. Prints both experts' mean episode lengths side by side. */
+static void test_expert(int n_omni, int n_search) {
     static const char *fams[] = {"all",
                                  "pick_and_place_simple",
                                  "look_at_obj_in_light",
@@ -108,8 +131,8 @@ static void test_expert(int n_seeds) {
         env *e = make(fams[f], NULL);
         for (int s = 0; s < 3; s++) {
             int longest = 0, total = 0, fam_count[HF_COUNT] = {0};
-            for (int seed = 0; seed < n_seeds; seed++) {
-                run_expert(e, (uint64_t)seed, SPLITS[s], &ep, NULL);
+            for (int seed = 0; seed < n_omni; seed++) {
+                run_with(e, EXPERT_OMNI, 1, (uint64_t)seed, SPLITS[s], &ep, NULL);
                 if (ep.n > longest) longest = ep.n;
                 total += ep.n;
                 fam_count[level_of(e)->family]++;
@@ -117,20 +140,228 @@ static void test_expert(int n_seeds) {
                     CHECK(strcmp(env_household_family_name(level_of(e)->family), fams[f]) == 0,
                           "family %s", fams[f]);
             }
-            printf("expert %-31s %-12s %d/%d won, mean %.1f steps, longest %d", fams[f],
-                   split_name(SPLITS[s]), n_seeds, n_seeds, (double)total / n_seeds, longest);
+            int won = 0, s_longest = 0, s_total = 0, s_total_omni = 0;
+            for (int seed = 0; seed < n_search; seed++) {
+                run_with(e, EXPERT_SEARCH, 0, (uint64_t)seed, SPLITS[s], &ep, NULL);
+                if (!ep.won) {
+                    printf("  search expert lost seed %d %s: %s\n", seed, split_name(SPLITS[s]),
+                           level_of(e)->task);
+                    continue;
+                }
+                won++;
+                if (ep.n > s_longest) s_longest = ep.n;
+                s_total += ep.n;
+                run_with(e, EXPERT_OMNI, 1, (uint64_t)seed, SPLITS[s], &ep, NULL);
+                s_total_omni += ep.n;
+            }
+            printf("expert %-31s %-12s omniscient %d/%d won, mean %.1f steps, longest %d; "
+                   "searching %d/%d won, mean %.1f steps (omniscient %.1f on the same), longest "
+                   "%d",
+                   fams[f], split_name(SPLITS[s]), n_omni, n_omni, (double)total / n_omni, longest,
+                   won, n_search, won ? (double)s_total / won : 0.0,
+                   won ? (double)s_total_omni / won : 0.0, s_longest);
             if (f == 0) {
                 printf(" (families");
                 for (int k = 0; k < HF_COUNT; k++) {
                     printf(" %d", fam_count[k]);
-                    CHECK(fam_count[k] > n_seeds / 12, "family %d rarely drawn", k);
+                    CHECK(fam_count[k] > n_omni / 12, "family %d rarely drawn", k);
                 }
                 printf(")");
             }
             printf("\n");
+            CHECK(100 * won >= 99 * n_search, "searching expert won only %d/%d of %s on %s", won,
+                  n_search, fams[f], split_name(SPLITS[s]));
         }
         VT->destroy(e);
     }
+}
+
+/* ---- the searching expert acts on what the prompt shows, and nothing else ---- */
+
+typedef int (*act_fn)(const hh_tables *t, const hh_level *lv, char *cmd, size_t n);
+static int search_act(const hh_tables *t, const hh_level *lv, char *cmd, size_t n) {
+    return env_household_search_action(t, lv, cmd, n);
+}
+static int omni_act(const hh_tables *t, const hh_level *lv, char *cmd, size_t n) {
+    (void)t;
+    return env_household_omniscient_action(lv, cmd, n);
+}
+
+static int visible_here(const hh_level *lv) {
+    int at = lv->at;
+    return at >= 0 && (!env_household_recep_openable(lv->recep[at].type) || lv->recep[at].open);
+}
+
+/* A fresh state sharing what the agent's prompt shows: the task, the receptacles, where
+ * the agent stands (that receptacle open or closed, and what is in sight in it) and the
+ * held object with its heat/cool/clean state (which the last steps' texts show). All the
+ * rest is redrawn: every other object moves to a random receptacle other than this one
+ * with random heat/cool/clean, every other receptacle is randomly open or closed. */
+static void scramble(hh_level *lv, seed_rng *rng) {
+    int at = lv->at, vis = visible_here(lv);
+    for (int i = 0; i < lv->n_obj; i++) {
+        hh_obj *o = &lv->obj[i];
+        if (i == lv->held || (o->loc == at && (vis || o->floor))) continue;
+        int r;
+        do r = (int)seed_rng_below(rng, (uint64_t)lv->n_recep);
+        while (r == at);
+        o->loc = (int8_t)r;
+        o->hot = (uint8_t)seed_rng_below(rng, 2);
+        o->cool = (uint8_t)(!o->hot && seed_rng_below(rng, 2));
+        o->clean = (uint8_t)seed_rng_below(rng, 2);
+    }
+    for (int r = 0; r < lv->n_recep; r++)
+        if (r != at && env_household_recep_openable(lv->recep[r].type))
+            lv->recep[r].open = (uint8_t)seed_rng_below(rng, 2);
+}
+
+static int same_admissible(const hh_level *a, const hh_level *b) {
+    static char arena_a[HH_ADM_ARENA], arena_b[HH_ADM_ARENA];
+    const char *la[HH_MAX_ADM], *lb[HH_MAX_ADM];
+    int na = env_household_admissible(a, arena_a, sizeof arena_a, la, HH_MAX_ADM);
+    int nb = env_household_admissible(b, arena_b, sizeof arena_b, lb, HH_MAX_ADM);
+    if (na != nb) return 0;
+    for (int i = 0; i < na; i++)
+        if (strcmp(la[i], lb[i]) != 0) return 0;
+    return 1;
+}
+
+/* Along noisy episodes (the expert's action, or with probability noise/10 a random
+ * admissible one, as the warm start plays), the expert's action from each state must
+ * equal its action from 4 scrambled states that show the agent the same (and, for the
+ * searching expert, the env's expert must give that action too). Returns the
+ * steps where it did not (0 for the searching expert; the omniscient one must fail). */
+static int scramble_check(act_fn act, int n_seeds, int *n_checked) {
+    env *e = make(NULL, NULL);
+    const hh_tables *t = env_household_tables(e);
+    seed_rng rng;
+    seed_rng_init(&rng, 17);
+    int bad = 0;
+    *n_checked = 0;
+    for (int seed = 0; seed < n_seeds; seed++)
+        for (int noise = 0; noise <= 3; noise += 3) {
+            env_obs o;
+            char err[SEED_ERRLEN], cmd[128], again[128];
+            env_split split = SPLITS[seed % 3];
+            CHECK(VT->reset(e, (uint64_t)seed, split, &o, err, sizeof err) == 0, "reset: %s", err);
+            while (!o.done) {
+                hh_level *lv = level_of(e);
+                CHECK(act(t, lv, cmd, sizeof cmd) == 0, "seed %d: no expert action", seed);
+                if (act == search_act) { /* the env's expert is this one */
+                    CHECK(VT->expert(e, again, sizeof again, err, sizeof err) == 0 &&
+                              strcmp(again, cmd) == 0,
+                          "seed %d: the env's expert says '%s', the searching one '%s'", seed,
+                          again, cmd);
+                }
+                for (int k = 0; k < 4; k++) {
+                    hh_level copy = *lv;
+                    scramble(&copy, &rng);
+                    CHECK(same_admissible(lv, &copy), "scramble changed the admissible list");
+                    CHECK(act(t, &copy, again, sizeof again) == 0 || act == omni_act,
+                          "seed %d: no expert action from a scrambled state", seed);
+                    if (strcmp(cmd, again) != 0) {
+                        if (act == search_act)
+                            fprintf(stderr, "seed %d %s ('%s'): '%s' became '%s'\n", seed,
+                                    split_name(split), lv->task, cmd, again);
+                        bad++;
+                        break;
+                    }
+                }
+                (*n_checked)++;
+                if (seed_rng_below(&rng, 10) < (uint64_t)noise)
+                    snprintf(cmd, sizeof cmd, "%s",
+                             o.admissible[seed_rng_below(&rng, (uint64_t)o.n_admissible)]);
+                CHECK(VT->step(e, cmd, &o, err, sizeof err) == 0, "step: %s", err);
+            }
+        }
+    VT->destroy(e);
+    return bad;
+}
+
+/* Two levels that differ only in where the goal objects sit: the expert plays both and
+ * must give the same actions until a goal object is first in sight in either. Returns
+ * the levels where it did not. */
+static int placement_check(act_fn act, int n_seeds, int *n_steps) {
+    hh_tables *t = malloc(sizeof *t);
+    hh_level *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    env_household_tables_init(t);
+    seed_rng rng;
+    seed_rng_init(&rng, 5);
+    char err[SEED_ERRLEN], obs[HH_OBS_CAP], ca[128], cb[128];
+    int bad = 0;
+    *n_steps = 0;
+    for (int seed = 0; seed < n_seeds; seed++) {
+        env_split split = SPLITS[seed % 3];
+        CHECK(env_household_generate(t, (1u << HF_COUNT) - 1, (uint64_t)seed, split, a, err,
+                                     sizeof err) == 0,
+              "generate: %s", err);
+        *b = *a;
+        int X = a->goal_obj;
+        for (int i = 0; i < b->n_obj; i++) {
+            if (b->obj[i].type != X) continue;
+            int hosts[HH_MAX_RECEP], nh = 0;
+            for (int r = 0; r < b->n_recep; r++)
+                if (t->allowed[X][b->recep[r].type] && b->recep[r].type != b->goal_recep &&
+                    r != a->obj[i].loc)
+                    hosts[nh++] = r;
+            if (nh) b->obj[i].loc = (int8_t)hosts[seed_rng_below(&rng, (uint64_t)nh)];
+        }
+        for (int step = 0; step < 50; step++) {
+            int seen = 0;
+            for (int i = 0; i < a->n_obj; i++)
+                seen |= a->obj[i].type == X && ((a->obj[i].loc == a->at && visible_here(a)) ||
+                                                (b->obj[i].loc == b->at && visible_here(b)));
+            if (seen || env_household_won(a) || env_household_won(b)) break;
+            CHECK(act(t, a, ca, sizeof ca) == 0, "seed %d: no expert action", seed);
+            CHECK(act(t, b, cb, sizeof cb) == 0, "seed %d: no expert action", seed);
+            (*n_steps)++;
+            if (strcmp(ca, cb) != 0) {
+                if (act == search_act)
+                    fprintf(stderr, "seed %d ('%s') step %d: '%s' vs '%s'\n", seed, a->task,
+                            step + 1, ca, cb);
+                bad++;
+                break;
+            }
+            hh_event ev;
+            env_household_exec(a, ca, obs, sizeof obs, &ev);
+            env_household_exec(b, cb, obs, sizeof obs, &ev);
+        }
+    }
+    free(t);
+    free(a);
+    free(b);
+    return bad;
+}
+
+/* (a) determinism: the same level, the same actions (in this process; determinism.cmake
+ * compares two processes); (b) the scramble and placement checks, which the omniscient
+ * plan must fail (so they can fail). */
+static void test_inferable(int n_seeds) {
+    episode ep1, ep2;
+    env *e = make(NULL, NULL);
+    for (int seed = 0; seed < n_seeds; seed++) {
+        run_with(e, EXPERT_SEARCH, 0, (uint64_t)seed, SPLITS[seed % 3], &ep1, NULL);
+        run_with(e, EXPERT_SEARCH, 0, (uint64_t)seed, SPLITS[seed % 3], &ep2, NULL);
+        int same = ep1.n == ep2.n && ep1.won == ep2.won;
+        for (int k = 0; same && k < ep1.n; k++) same = strcmp(ep1.actions[k], ep2.actions[k]) == 0;
+        CHECK(same, "seed %d: the searching expert is not deterministic", seed);
+    }
+    VT->destroy(e);
+    int steps, omni_steps, bad = scramble_check(search_act, n_seeds, &steps);
+    int omni_bad = scramble_check(omni_act, n_seeds, &omni_steps);
+    printf("inferable: the searching expert's action is unchanged by redrawing what the prompt "
+           "does not show at %d/%d steps (omniscient: %d/%d)\n",
+           steps - bad, steps, omni_steps - omni_bad, omni_steps);
+    CHECK(bad == 0, "the searching expert used %d times what the agent cannot see", bad);
+    CHECK(omni_bad > omni_steps / 20, "the check did not catch the omniscient expert");
+    int n, omni_n;
+    bad = placement_check(search_act, n_seeds, &n);
+    omni_bad = placement_check(omni_act, n_seeds, &omni_n);
+    printf("inferable: levels differing only in where the goal objects sit get the same actions "
+           "until one is in sight: %d/%d levels (%d steps); omniscient %d/%d\n",
+           n_seeds - bad, n_seeds, n, n_seeds - omni_bad, n_seeds);
+    CHECK(bad == 0, "the searching expert followed a goal object it had not seen (%d levels)", bad);
+    CHECK(omni_bad > n_seeds / 4, "the placement check did not catch the omniscient expert");
 }
 
 /* ---- splits: unseen placements and layouts never occur in seen levels ---- */
@@ -144,13 +375,13 @@ static void collect(const hh_level *lv, uint8_t pairs[HO_COUNT][HR_COUNT], uint6
     }
     /* The layout as the agent sees it: room and the receptacle and lamp inventory. */
     char sig[512];
-    hh_text b;
-    hh_text_init(&b, sig, sizeof sig);
-    hh_text_put(&b, env_household_room_name(lv->room));
-    for (int r = 0; r < lv->n_recep; r++) hh_text_putf(&b, ",%s", lv->recep[r].name);
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, sig, sizeof sig);
+    seed_sbuf_puts(&b, env_household_room_name(lv->room));
+    for (int r = 0; r < lv->n_recep; r++) seed_sbuf_appendf(&b, ",%s", lv->recep[r].name);
     for (int i = 0; i < lv->n_obj; i++)
         if (lv->obj[i].type == HO_DESKLAMP || lv->obj[i].type == HO_FLOORLAMP)
-            hh_text_putf(&b, ",%s", env_household_obj_name(lv->obj[i].type));
+            seed_sbuf_appendf(&b, ",%s", env_household_obj_name(lv->obj[i].type));
     uint64_t h = seed_fnv1a64(sig, strlen(sig));
     for (int i = 0; i < *n_sig; i++)
         if (sigs[i] == h) return;
@@ -425,12 +656,10 @@ static void test_texts(void) {
     hh_level *lv = level_of(e);
     /* the room overview: type-alphabetical, numbers descending, ", and a" before the last */
     char expect[HH_OBS_CAP];
-    hh_text b;
-    hh_text_init(&b, expect, sizeof expect);
-    hh_text_put(&b,
-                "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking "
-                "quickly around you, "
-                "you see ");
+    seed_sbuf b;
+    seed_sbuf_init_fixed(&b, expect, sizeof expect);
+    seed_sbuf_puts(&b, "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. "
+                       "Looking quickly around you, you see ");
     for (int r = 0; r < lv->n_recep; r++) {
         if (r > 0)
             CHECK(strcmp(env_household_recep_name(lv->recep[r - 1].type),
@@ -438,13 +667,13 @@ static void test_texts(void) {
                       (lv->recep[r - 1].type == lv->recep[r].type &&
                        lv->recep[r - 1].num > lv->recep[r].num),
                   "receptacle order");
-        hh_text_putf(&b, "%s%s",
-                     r == 0                 ? "a "
-                     : r == lv->n_recep - 1 ? ", and a "
-                                            : ", a ",
-                     lv->recep[r].name);
+        seed_sbuf_appendf(&b, "%s%s",
+                          r == 0                 ? "a "
+                          : r == lv->n_recep - 1 ? ", and a "
+                                                 : ", a ",
+                          lv->recep[r].name);
     }
-    hh_text_putf(&b, ".\n\nYour task is to: %s", o.task);
+    seed_sbuf_appendf(&b, ".\n\nYour task is to: %s", o.task);
     CHECK(strcmp(o.observation, expect) == 0, "intro:\n%s\nexpected:\n%s", o.observation, expect);
     CHECK(strcmp(o.family, "pick_heat_then_place_in_recep") == 0, "family %s", o.family);
     CHECK(strncmp(o.task, "put a hot ", 10) == 0 || strncmp(o.task, "heat some ", 10) == 0,
@@ -576,10 +805,11 @@ static void hindsight(const char *families, uint64_t seed, env_split split, cons
                       int n, char *out, size_t cap) {
     env_kv kv = {"families", families};
     char err[SEED_ERRLEN];
-    CHECK(VT->hindsight(&kv, 1, seed, split, acts, n, out, cap, err, sizeof err) == 0,
+    CHECK(env_hindsight("household", &kv, 1, seed, split, acts, n, out, cap, err, sizeof err) == 0,
           "hindsight: %s", err);
     char again[4096];
-    CHECK(VT->hindsight(&kv, 1, seed, split, acts, n, again, sizeof again, err, sizeof err) == 0 &&
+    CHECK(env_hindsight("household", &kv, 1, seed, split, acts, n, again, sizeof again, err,
+                        sizeof err) == 0 &&
               strcmp(out, again) == 0,
           "hindsight is not deterministic");
     int bad_k = 0;
@@ -679,13 +909,14 @@ static void test_hindsight(int n_seeds) {
     /* Errors: tiny buffer, bad config. */
     char err[SEED_ERRLEN];
     env_kv bad = {"families", "boil"};
-    CHECK(VT->hindsight(&bad, 1, 0, ENV_SPLIT_TRAIN, looks, 3, skill, sizeof skill, err,
-                        sizeof err) != 0 &&
+    CHECK(env_hindsight("household", &bad, 1, 0, ENV_SPLIT_TRAIN, looks, 3, skill, sizeof skill,
+                        err, sizeof err) != 0 &&
               strstr(err, "boil"),
           "bad config in hindsight");
-    CHECK(VT->hindsight(NULL, 0, 0, ENV_SPLIT_TRAIN, looks, 3, skill, 16, err, sizeof err) != 0,
+    CHECK(env_hindsight("household", NULL, 0, 0, ENV_SPLIT_TRAIN, looks, 3, skill, 16, err,
+                        sizeof err) != 0,
           "tiny buffer");
-    CHECK(VT->hindsight(NULL, 0, 0, ENV_SPLIT_TRAIN, NULL, 3, skill, sizeof skill, err,
+    CHECK(env_hindsight("household", NULL, 0, 0, ENV_SPLIT_TRAIN, NULL, 3, skill, sizeof skill, err,
                         sizeof err) != 0,
           "NULL actions");
     printf("hindsight: %d expert successes and dropped-step failures per family, %d random-walk "
@@ -701,7 +932,7 @@ static void dump(env_split split, int first, int count) {
     episode ep;
     for (int s = first; s < first + count; s++) {
         uint64_t h = 0;
-        run_expert(e, (uint64_t)s, split, &ep, &h);
+        run_with(e, EXPERT_SEARCH, 0, (uint64_t)s, split, &ep, &h);
         printf("%d %016llx\n", s, (unsigned long long)h);
     }
     VT->destroy(e);
@@ -753,7 +984,8 @@ int main(int argc, char **argv) {
     if (all || strcmp(what, "texts") == 0) test_texts();
     if (all || strcmp(what, "grammar") == 0) test_grammar(300);
     if (all || strcmp(what, "splits") == 0) test_splits(3000);
-    if (all || strcmp(what, "expert") == 0) test_expert(1000);
+    if (all || strcmp(what, "expert") == 0) test_expert(1000, argc > 2 ? atoi(argv[2]) : 300);
+    if (all || strcmp(what, "inferable") == 0) test_inferable(300);
     if (all || strcmp(what, "hindsight") == 0) test_hindsight(200);
     printf("ok\n");
     return 0;
