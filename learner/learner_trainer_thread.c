@@ -468,9 +468,10 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         stepped = 1;
         append_metrics(l, &s, lr);
         seed_log(SEED_LOG_INFO,
-                 "step %lld v%llu loss %.4f pg %.4f kl %.4f |q-s| %.3f gn %.3f tokens %lld %.2fs",
+                 "step %lld v%llu loss %.4f pg %.4f kl %.4f |q-s| %.3f gn %.3f tokens %lld (%lld "
+                 "run) %.2fs",
                  (long long)l->step, (unsigned long long)v, s.loss, s.pg, s.kl, s.mean_abs_qs,
-                 s.grad_norm, (long long)s.tokens, s.seconds);
+                 s.grad_norm, (long long)s.tokens, (long long)s.packed_tokens, s.seconds);
         if ((rc = learner_checkpoint_due(l, 0, err, errlen))) break;
         maybe_evaluate(l, 0);
     }

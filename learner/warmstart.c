@@ -294,9 +294,10 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         l->st.counters[LEARNER_C_TRAIN_TOKENS] += (uint64_t)st.tokens;
         pthread_mutex_unlock(&l->mu);
         if (l->sft_steps % 10 == 0 || l->sft_steps == s0 + s1)
-            seed_log(SEED_LOG_INFO, "stage %d step %lld/%d: sft nll %.4f, %lld tokens, %.2f s",
-                     stage, (long long)l->sft_steps, s0 + s1, st.sft_nll, (long long)st.tokens,
-                     st.seconds);
+            seed_log(SEED_LOG_INFO,
+                     "stage %d step %lld/%d: sft nll %.4f, %lld tokens (%lld run), %.2f s", stage,
+                     (long long)l->sft_steps, s0 + s1, st.sft_nll, (long long)st.tokens,
+                     (long long)st.packed_tokens, st.seconds);
         /* A checkpoint when a stage ends, and by the time rule inside a long one, so a
          * learner killed in the warm start continues from its last sft_steps. */
         rc = learner_checkpoint_due(l, l->sft_steps == s0 || l->sft_steps == s0 + s1, err, errlen);

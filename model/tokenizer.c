@@ -651,7 +651,7 @@ static int decode_ids(tok *t, const byte_alpha *alpha, char *err, size_t errlen)
 }
 
 static int load_root(tok *t, const cJSON *root, char *err, size_t errlen) {
-    const cJSON *model, *vocab, *merges;
+    const cJSON *model = NULL, *vocab = NULL, *merges = NULL; /* set by check_root */
     int n_vocab;
     if (check_root(root, &model, &vocab, &merges, err, errlen) ||
         load_pipeline(t, root, model, err, errlen) || alloc_ids(t, vocab, &n_vocab, err, errlen) ||
