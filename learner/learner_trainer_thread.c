@@ -152,6 +152,8 @@ static int load_models(learner *l, char *err, size_t errlen) {
         return -1;
     }
     if (seed_read_file(cfgpath, &l->config_json, NULL, err, errlen)) return -1;
+    if (!strcmp(backend, "cpu"))
+        seed_log(SEED_LOG_INFO, "cpu backend: OpenBLAS kernels %s", model_blas_core());
     if (job->algorithm.kl_beta != 0.0) {
         /* no KV cache; log pi_ref comes from model_score, or with shared prefixes from a
          * forward over the packed micro-batch, which needs the training buffers */

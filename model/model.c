@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "model/backend.h"
 #include "model/safetensors.h"
+#include "model/cpu/kernels.h"
 #ifdef SEED_HAVE_CUDA
 #include "model/cuda/cuda_backend.h"
 #endif
@@ -482,6 +483,10 @@ int model_set_temperature(model *m, float T, char *err, size_t errlen) {
 
 float model_temperature(const model *m) {
     return m->temperature;
+}
+
+const char *model_blas_core(void) {
+    return cpu_blas_core();
 }
 
 int model_train_shares_prefix(const model *m) {

@@ -168,6 +168,10 @@ typedef struct model_batch {
     const int *prefix; /* n_seqs entries, or NULL: every sequence stands alone */
 } model_batch;
 
+/* The OpenBLAS kernel set the CPU backend runs on (e.g. "SkylakeX", "Haswell"); see
+ * model/cpu/matmul.c for why a process may execute itself again to get it. */
+const char *model_blas_core(void);
+
 /* 1 when this model's backend takes model_batch.prefix (the CPU backend does). */
 int model_train_shares_prefix(const model *m);
 

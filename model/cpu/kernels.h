@@ -47,6 +47,10 @@ static inline float cpu_expf(float x) {
  * parallelism from OpenMP alone, so OpenBLAS's pthread pool never competes with the
  * OpenMP team for the same cores (both spin while idle). */
 void cpu_blas_threads(int n);
+/* The OpenBLAS kernel set in use (e.g. "SkylakeX"). A process that OpenBLAS left on its
+ * Prescott fallback on an AVX2/AVX-512 CPU executes itself again with OPENBLAS_CORETYPE
+ * set, once, before main (matmul.c). */
+const char *cpu_blas_core(void);
 
 /* ---- matmul.c ---- */
 /* C (M, N) = alpha op(A) op(B) + beta C, row-major (op = transpose when trans*), split

@@ -1,9 +1,47 @@
 /* matmul.c — nn.Linear forward and backward as OpenBLAS GEMMs (see kernels.h). The
  * products go through cpu_sgemm (split over the OpenMP team). */
+#define _GNU_SOURCE /* setenv, unsetenv */
 #include "model/cpu/kernels.h"
 
 #include <cblas.h>
 #include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* OpenBLAS (a DYNAMIC_ARCH build, as Debian ships) picks its kernels by CPUID when it
+ * loads, and on a CPU model it does not know (a VM that hides the model name, a chip
+ * newer than the library) it falls back to Prescott's SSE3 kernels: sgemm at a tenth of
+ * what the AVX-512 kernels reach on the same core (10.5 against 108.7 GFLOP/s measured
+ * on a development VM), and the learner's step 3.4x slower. The choice is made in the
+ * library's own constructor, before any of ours, and OPENBLAS_CORETYPE is the only way
+ * to change it; so a process that finds the fallback on a CPU with AVX-512 (or AVX2 and
+ * FMA) sets the matching core type and executes itself again, once: the variable is set
+ * then, and a user's own OPENBLAS_CORETYPE is never overridden. The arguments come from
+ * glibc's constructor arguments; elsewhere nothing is done. */
+static const char *cpu_blas_better_core(void) {
+    const char *core = openblas_get_corename();
+    if (!core || strcmp(core, "Prescott") != 0) return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    return NULL;
+}
+
+#ifdef __GLIBC__
+__attribute__((constructor)) static void cpu_blas_reexec(int argc, char **argv, char **envp) {
+    (void)envp;
+    if (argc < 1 || getenv("OPENBLAS_CORETYPE")) return;
+    const char *core = cpu_blas_better_core();
+    if (!core || setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: run on as we are */
+}
+#endif
+
+const char *cpu_blas_core(void) {
+    return openblas_get_corename();
+}
 
 void cpu_blas_threads(int n) {
     /* The OpenMP build of OpenBLAS runs single-threaded inside a parallel region by

@@ -17,7 +17,8 @@
  *   gen    DIR PROMPT T TOP_P TOP_K SEED N OUT  N tokens sampled with the KV cache at
  *          temperature T: OUT (ids), OUT.logp (model_sample's logged log-probs) and
  *          OUT.score (model_score of the same tokens after model_set_temperature(T))
- *   bad    DIR                       every bad-input branch of the workloads */
+ *   bad    DIR                       every bad-input branch of the workloads
+ *   blas                             the OpenBLAS kernel set in use (model_blas_core) */
 #include "model/model.h"
 #include "model/safetensors.h"
 
@@ -456,6 +457,11 @@ static void expect_fail(int rc, const char *err, const char *what, const char *n
     }
 }
 
+static int cmd_blas(void) {
+    printf("%s\n", model_blas_core());
+    return 0;
+}
+
 static int cmd_bad(int argc, char **argv) {
     model_limits lim = {.max_batch_seqs = 2, .max_seq_len = 16, .max_train_tokens = 24};
     (void)argc;
@@ -640,6 +646,7 @@ static int cmd_bad(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "blas")) return cmd_blas();
     if (argc < 3) {
         fprintf(stderr, "usage: model_tool logits|script|score|train|adamw|save|sample|bad ...\n");
         return 2;
