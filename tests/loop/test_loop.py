@@ -275,6 +275,19 @@ def case_actor_churn(tmp, port):
     start("actor", job, "actor-b", tmp)
     st = wait_for("RL step 1 with both actors", lambda s: s["stage"] == "rl" and s["step"] >= 1 and
                   len(peers(s, "actor")) == 2, port, 240)
+    # Kill it while it holds episodes: frozen (SIGSTOP) it cannot deliver them, so when the
+    # learner's view of it says episodes in flight, SIGKILL leaves them lost. A fast loop
+    # can find it between groups: thaw it and look again (bounded).
+    for attempt in range(100):
+        a.send_signal(signal.SIGSTOP)
+        st = wait_for("actor-a frozen", lambda s: True, port, 30)
+        held = [p["in_flight"] for p in st["peers"] if p["id"] == "actor-a"]
+        if held and held[0] >= 1:
+            break
+        a.send_signal(signal.SIGCONT)
+        time.sleep(0.2)
+    else:
+        raise AssertionError("actor-a never held episodes in flight when looked at")
     a.kill()
     a.wait()
     step0 = st["step"]
@@ -994,22 +1007,33 @@ def case_poison(tmp, port):
     assert not d.poll(500), "a READY claiming INT_MAX credit was dealt a group"
     d.close()
 
-    # weights: one request for bucket 0 a hundred thousand times gets it at most once
+    # weights: one request for bucket 0 a hundred thousand times gets it at most once.
+    # It names the latest version; when the learner has published a newer one (and let
+    # this one go) before the request arrives, it is a stale fetch, answered with an
+    # announce: ask again, at most 20 times, until one lands on a version still served.
+    capped0 = st["sockets"]["weights"]["fetch_capped"]
     w = CTX.socket(zmq.DEALER)
     w.setsockopt(zmq.LINGER, 0)
     w.connect("tcp://127.0.0.1:%d" % (port + 3))
-    f = envelope("greedy")
-    f.weight_fetch.version = st["weights"]["latest_version"]
-    f.weight_fetch.buckets.extend([0] * 100000)
-    f.weight_fetch.id = "greedy"
-    w.send(f.SerializeToString())
-    got = 0
-    while w.poll(2000):
-        rep = pb.Envelope()
-        rep.ParseFromString(w.recv())
-        got += rep.WhichOneof("body") == "weight_bucket"
+    for attempt in range(20):
+        cur = wait_for("the latest weights version", lambda s: True, port, 30)
+        f = envelope("greedy")
+        f.weight_fetch.version = cur["weights"]["latest_version"]
+        f.weight_fetch.buckets.extend([0] * 100000)
+        f.weight_fetch.id = "greedy"
+        w.send(f.SerializeToString())
+        got = 0
+        while w.poll(2000):
+            rep = pb.Envelope()
+            rep.ParseFromString(w.recv())
+            got += rep.WhichOneof("body") == "weight_bucket"
+        assert got <= 1, "one request brought %d buckets" % got
+        now = wait_for("the weights counters", lambda s: True, port, 30)
+        if now["sockets"]["weights"]["fetch_capped"] >= capped0 + 99999:
+            break
+    else:
+        raise AssertionError("20 greedy fetches, none on a version still served")
     w.close()
-    assert got <= 1, "one request brought %d buckets" % got
 
     # over the transport's own limit (2 x wire.max_msg_bytes): libzmq drops the connection
     d0 = st["sockets"]["telemetry"]["disconnects"]
