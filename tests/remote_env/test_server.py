@@ -157,6 +157,9 @@ def main():
         plain = ctx.socket(zmq.DEALER)
         for sock in (good, plain):
             sock.setsockopt(zmq.RCVTIMEO, 1500)
+            # a DEALER whose only connection failed its handshake has no pipe left, and
+            # its send would block for ever: bounded, it raises zmq.Again like the recv
+            sock.setsockopt(zmq.SNDTIMEO, 1500)
             sock.setsockopt(zmq.LINGER, 0)
             sock.connect(m.group(1))
         r = call(R, "c1", sock=good)
