@@ -8,31 +8,16 @@ Each run: a tiny random model, one warm-start step, then the learner waits in st
 the AdamW step count (0 after a reset, 1 when kept). Bounded waits only.
 Usage: test_stage2_entry.py BIN_DIR PROJECT_ROOT
 """
-import json, os, signal, socket, struct, subprocess, sys, tempfile, time
+import json, os, signal, struct, subprocess, sys, tempfile, time
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(ROOT, "deploy", "envserver"))
 import seedwire  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import looptools  # noqa: E402
 import zmq  # noqa: E402
 
 pb = seedwire.load_pb2()
-
-
-def free_base():
-    for base in range(24000 + (os.getpid() % 300) * 20, 40000, 20):
-        socks = []
-        try:
-            for i in range(6):
-                s = socket.socket()
-                s.bind(("127.0.0.1", base + i))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port range")
 
 
 def make_job(tmp, port, **over):
@@ -89,7 +74,7 @@ def adamw_step(ckpt_dir):
 
 def run(keep):
     tmp = tempfile.mkdtemp(prefix="stage2_")
-    port = free_base()
+    port = looptools.free_base_port()
     job = make_job(tmp, port, optim__keep_sft_moments=keep)
     log = open(os.path.join(tmp, "learner.log"), "wb")
     p = subprocess.Popen([os.path.join(BIN, "seed-learner"), "--job", job, "--id", "learner"],
@@ -119,7 +104,7 @@ def run(keep):
 
 def refused():
     tmp = tempfile.mkdtemp(prefix="stage2_bad_")
-    job = make_job(tmp, free_base(), optim__micro_batch_tokens=512, optim__tokens_per_step=512)
+    job = make_job(tmp, looptools.free_base_port(), optim__micro_batch_tokens=512, optim__tokens_per_step=512)
     r = subprocess.run([os.path.join(BIN, "seed-learner"), "--job", job, "--id", "learner"],
                        capture_output=True, text=True, timeout=120)
     out = r.stdout + r.stderr
