@@ -3,6 +3,7 @@
 #include "deploy/eval.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 typedef struct eval_args {
     taskset_args set; /* MODEL_DIR, --env, --split, --episodes, --seed, ... (roles/taskset.h) */
     int expert, json, skills;
+    const char *trace; /* --trace FILE: every episode as a JSON line */
 } eval_args;
 
 /* seedctl eval's task set: 100 episodes, greedy, 16 at once */
@@ -34,7 +36,7 @@ static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, "\nusage: seedctl eval [MODEL_DIR] [--env NAME] [--split train|seen|unseen] "
                     "[--episodes N] [--seed S]\n"
                     "                    [--temperature T] [--batch B] [--expert] [--skills] "
-                    "[--json] [--job JOB.yaml] [key=value ...]\n");
+                    "[--json] [--trace FILE] [--job JOB.yaml] [key=value ...]\n");
     return 2;
 }
 
@@ -50,7 +52,10 @@ static int parse_args(int argc, char **argv, eval_args *a) {
             a->json = 1;
         else if (!strcmp(k, "--skills"))
             a->skills = 1;
-        else if (taskset_arg(&a->set, &eval_spec, argc, argv, &i, err, sizeof err))
+        else if (!strcmp(k, "--trace")) {
+            if (i + 1 >= argc) return usage("%s", "--trace: expected a FILE");
+            a->trace = argv[++i];
+        } else if (taskset_arg(&a->set, &eval_spec, argc, argv, &i, err, sizeof err))
             return usage("%s", err);
     }
     if (!a->set.model_dir && !a->expert) return usage("%s", "expected a MODEL_DIR (or --expert)");
@@ -189,8 +194,19 @@ int seedctl_eval(int argc, char **argv) {
                            .batch = t->batch,
                            .expert = a.expert,
                            .lib = a.skills ? &lib : NULL};
+    FILE *trace = NULL;
+    if (a.trace && !(trace = fopen(a.trace, "w"))) {
+        snprintf(err, sizeof err, "--trace %s: %s", a.trace, strerror(errno));
+        goto fail;
+    }
+    ec.trace = trace;
     rollout_eval_result res;
-    if (rollout_eval(&ec, &res, err, sizeof err)) goto fail;
+    int erc = rollout_eval(&ec, &res, err, sizeof err);
+    if (trace && fclose(trace) && !erc) {
+        snprintf(err, sizeof err, "--trace %s: %s", a.trace, strerror(errno));
+        erc = -1;
+    }
+    if (erc) goto fail;
     if (a.json) {
         cJSON *o = rollout_eval_cjson(&res, env_name, t->split_name, t->seed, t->temperature);
         if (o && a.skills) cJSON_AddStringToObject(o, "skills", job.algorithm.skill_library);

@@ -453,6 +453,52 @@ static void eval_count(rollout_eval_result *res, const char *env_name, const rol
     f->ret += ep->ret;
 }
 
+/* One episode of an evaluation as a JSON line (rollout_eval_cfg.trace). */
+static int eval_trace(FILE *f, const rollout *r, const rollout_group *gr, const rollout_ep *ep,
+                      char *err, size_t errlen) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON *steps = o ? cJSON_AddArrayToObject(o, "steps") : NULL;
+    seed_sbuf prompt = {0}, reply = {0};
+    char task[24];
+    snprintf(task, sizeof task, "%llu", (unsigned long long)gr->task_seed);
+    int ok = steps != NULL;
+    if (ok) {
+        cJSON_AddStringToObject(o, "task_seed", task); /* a string: JSON numbers lose bits */
+        cJSON_AddStringToObject(o, "family", ep->family);
+        cJSON_AddNumberToObject(o, "won", ep->won);
+        cJSON_AddNumberToObject(o, "return", ep->ret);
+        cJSON_AddStringToObject(o, "error", ep->error);
+    }
+    for (int i = 0; ok && i < ep->n_steps; i++) {
+        const rollout_step *st = &ep->steps[i];
+        cJSON *x = cJSON_CreateObject();
+        prompt.n = reply.n = 0;
+        if (!x || (r->cfg.tk &&
+                   (tok_decode(r->cfg.tk, st->prompt, (size_t)st->plen, 0, &prompt, err, errlen) ||
+                    tok_decode(r->cfg.tk, st->resp, (size_t)st->rlen, 0, &reply, err, errlen)))) {
+            cJSON_Delete(x);
+            ok = 0;
+            break;
+        }
+        cJSON_AddStringToObject(x, "observation", st->obs);
+        if (r->cfg.tk) cJSON_AddStringToObject(x, "prompt", prompt.p ? prompt.p : "");
+        cJSON_AddStringToObject(x, "reply", reply.p ? reply.p : "");
+        cJSON_AddStringToObject(x, "action", st->action);
+        cJSON_AddNumberToObject(x, "valid", st->valid);
+        cJSON_AddNumberToObject(x, "reward", st->reward);
+        cJSON_AddItemToArray(steps, x);
+    }
+    char *line = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    seed_sbuf_free(&prompt);
+    seed_sbuf_free(&reply);
+    if (!line) return err[0] ? -1 : seed_errf(err, errlen, "out of memory writing the trace");
+    int bad = fprintf(f, "%s\n", line) < 0;
+    free(line);
+    if (bad) return seed_errf(err, errlen, "writing the evaluation trace failed");
+    return 0;
+}
+
 void rollout_group_salt(rollout *r, int g, uint64_t salt) {
     for (int i = 0; i < r->cfg.G; i++) {
         rollout_ep *ep = &r->eps[g * r->cfg.G + i];
@@ -506,11 +552,16 @@ int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *er
         if (!busy) break;
         if ((rc2 = rollout_iterate(r, err, errlen)) < 0) break;
         rc2 = 0;
-        for (int g = 0; g < cfg->batch; g++) {
+        for (int g = 0; g < cfg->batch && !rc2; g++) {
             if (!rollout_group_done(r, g)) continue;
             eval_count(res, env_name, rollout_episode(r, g, 0));
+            err[0] = 0;
+            if (cfg->trace && (rc2 = eval_trace(cfg->trace, r, &r->groups[g],
+                                                rollout_episode(r, g, 0), err, errlen)))
+                break;
             rollout_group_release(r, g);
         }
+        if (rc2) break;
     }
     rollout_free(r);
     return rc2 ? -1 : 0;

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "roles/render.h"
 #include "common/job.h"
@@ -145,6 +146,11 @@ typedef struct rollout_eval_cfg {
      * task's env and family in every acting prompt, as mode skill_prompt acts — the
      * diagnostic of whether the policy follows a skill (seedctl eval --skills). */
     const skill_lib *lib;
+    /* NULL, or a file that gets one JSON line per episode as it ends: task_seed, family,
+     * won, return, error, steps[{observation, prompt, reply, action, valid, reward}]
+     * (prompt and reply decoded with their special tokens; empty action when the reply was
+     * invalid). */
+    FILE *trace;
 } rollout_eval_cfg;
 
 int rollout_eval(const rollout_eval_cfg *cfg, rollout_eval_result *res, char *err, size_t errlen);

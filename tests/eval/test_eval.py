@@ -7,6 +7,8 @@
 - A fixed checkpoint (a small random Qwen2 saved by transformers, the shipped tiny
   tokenizer) gives byte-identical JSON twice, greedy and sampled (seeded per task); a
   different seed names a different task set.
+- --trace writes every episode as a JSON line (prompt, reply, action per step) that
+  agrees with the result; the expert's trace shows its winning moves.
 - The table names every family; bad arguments (read by roles/taskset.c, which opd_signal
   shares; tests/eval/taskset_test.c tries each) and a bad model dir (a directory as its
   tokenizer.json, a file as the dir) are refused with a sentence.
@@ -78,6 +80,32 @@ with tempfile.TemporaryDirectory() as d:
     assert p.returncode != 0 and "does not exist" in p.stderr, p.stderr
     table = run(*base).stdout
     assert "sokoban" in table and "greedy" in table and "all" in table, table
+    # --trace: one JSON line per episode, its steps as played (the prompt the model saw,
+    # its reply, the parsed action) and the same totals as the JSON result
+    tr = os.path.join(d, "trace.jsonl")
+    t = evaluate(*base, "--trace", tr)
+    assert t == a, (t, a)
+    eps = [json.loads(line) for line in open(tr)]
+    assert len(eps) == 6 and all(e["error"] == "" for e in eps), eps
+    assert sum(e["won"] for e in eps) == 0 and len({e["task_seed"] for e in eps}) == 6, eps
+    mean = sum(e["return"] for e in eps) / len(eps)
+    assert abs(mean - a["return"]) < 1e-6, (mean, a)
+    for e in eps:
+        assert isinstance(e["task_seed"], str) and e["task_seed"].isdigit(), e["task_seed"]
+        assert e["family"] == "sokoban" and len(e["steps"]) >= 1, e
+        for st in e["steps"]:
+            assert st["prompt"].startswith("<|im_start|>system"), st["prompt"][:80]
+            assert st["prompt"].endswith("<|im_start|>assistant\n"), st["prompt"][-80:]
+            assert st["observation"] in st["prompt"], st
+            assert st["valid"] == 0 and st["action"] == "" and st["reward"] < 0, st
+    xt = os.path.join(d, "expert.jsonl")
+    run("--expert", "--env", "sokoban", "--episodes", "3", "--trace", xt)
+    xe = [json.loads(line) for line in open(xt)]
+    assert len(xe) == 3 and all(e["won"] == 1 for e in xe), xe
+    assert all(st["action"] in ("up", "down", "left", "right") and st["valid"] == 1
+               for e in xe for st in e["steps"]), xe
+    p = run(*base, "--trace", os.path.join(d, "no", "such", "dir", "t.jsonl"), ok=False)
+    assert p.returncode != 0 and "--trace" in p.stderr and "No such file" in p.stderr, p.stderr
     print("checkpoint: the same result twice (greedy and sampled): %s" % json.dumps(a))
 
     # 3. errors name what is wrong; a directory where the model dir's tokenizer.json belongs
