@@ -216,6 +216,15 @@ int env_expert(env *e, char *buf, size_t buflen, char *err, size_t errlen) {
     return e->vt->expert(e, buf, buflen, err, errlen);
 }
 
+int env_expert_reason(env *e, const char *action, char *buf, size_t buflen, char *err,
+                      size_t errlen) {
+    if (buflen) buf[0] = 0;
+    if (!e) return seed_errf(err, errlen, "env_expert_reason: no env");
+    if (!e->vt->expert_reason) return 1;
+    if (e->done) return seed_errf(err, errlen, "%s: the episode is over", e->vt->name);
+    return e->vt->expert_reason(e, action, buf, buflen, err, errlen) ? -1 : 0;
+}
+
 int env_action_valid(const env *e, const char *action) {
     if (!e || !action) return 0;
     return e->vt->action_valid ? e->vt->action_valid(e, action) : 1;

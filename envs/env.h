@@ -58,6 +58,11 @@ typedef struct env_vtable {
     int (*step)(env *e, const char *action, env_obs *obs, char *err, size_t errlen);
     /* Optional (NULL when not built in): */
     int (*expert)(env *e, char *buf, size_t buflen, char *err, size_t errlen);
+    /* Optional, with expert: the expert's reasoning for taking `action` (its own move) at
+     * the current state, in the words of the env's prompt; stage 0 teaches it as the
+     * reply's think text. NULL: a plain template names the action. */
+    int (*expert_reason)(env *e, const char *action, char *buf, size_t buflen, char *err,
+                         size_t errlen);
     int max_steps_default;
     /* Optional: does the env understand this action text? verl-agent's projection counts
      * an action it cannot map (sokoban: no direction word) as an invalid step. NULL means
@@ -91,6 +96,10 @@ void env_destroy(env *e);
 int env_reset(env *e, uint64_t seed, env_split split, env_obs *obs, char *err, size_t errlen);
 int env_step(env *e, const char *action, env_obs *obs, char *err, size_t errlen);
 int env_expert(env *e, char *buf, size_t buflen, char *err, size_t errlen);
+/* The expert's reasoning for `action` at the current state into buf; 1 (buf empty) when
+ * the env has none, 0 when written, -1 on error. */
+int env_expert_reason(env *e, const char *action, char *buf, size_t buflen, char *err,
+                      size_t errlen);
 int env_split_parse(const char *s, env_split *out);
 const char *env_split_name(env_split s);
 

@@ -167,6 +167,15 @@ static int hh_expert(env *base, char *buf, size_t buflen, char *err, size_t errl
     return 0;
 }
 
+static int hh_expert_reason(env *base, const char *action, char *buf, size_t buflen, char *err,
+                            size_t errlen) {
+    hh_env *e = (hh_env *)base;
+    if (env_household_search_reason(&e->tab, &e->lv, action, buf, buflen))
+        return seed_errf(err, errlen, "household: the expert's reasoning does not fit %zu bytes",
+                         buflen);
+    return 0;
+}
+
 hh_level *env_household_level(env *base) {
     return &((hh_env *)base)->lv;
 }
@@ -190,6 +199,7 @@ const env_vtable env_household_vtable = {
     .reset = hh_reset,
     .step = hh_step,
     .expert = hh_expert,
+    .expert_reason = hh_expert_reason,
     .max_steps_default = 50,
     .prompt_style = &env_prompt_style_default,
     .trace_size = sizeof(hh_trace_rec),

@@ -650,6 +650,68 @@ static int search_step(const hh_tables *t, const hh_level *lv, int otype, int sk
     return snprintf(buf, n, "go to %s", lv->recep[r].name), 0;
 }
 
+/* The searching expert's reasoning for its command at this state, in few words (stage 0
+ * teaches it as the reply's think text, which max_new_tokens bounds): what the task still
+ * needs, what the prompt shows of it, and why this command. */
+int env_household_search_reason(const hh_tables *t, const hh_level *lv, const char *action,
+                                char *buf, size_t n) {
+    (void)t;
+    int X = lv->goal_obj, h = lv->held, at = lv->at;
+    char xn[64]; /* "a cup", "an egg" */
+    const char *name = env_household_obj_name(X);
+    snprintf(xn, sizeof xn, "%s %s", strchr("aeiou", name[0]) ? "an" : "a", name);
+    int holding_x = h >= 0 && lv->obj[h].type == X;
+    int go = !strncmp(action, "go to ", 6), open = !strncmp(action, "open ", 5);
+    const char *where = go ? action + 6 : open ? action + 5 : "";
+    int w;
+    if (h >= 0 && !holding_x) {
+        w = snprintf(buf, n, "I hold %s, which the task does not need, so I put it down.",
+                     lv->obj[h].name);
+    } else if (holding_x && lv->family == HF_LOOK) {
+        if (!strncmp(action, "use ", 4))
+            w = snprintf(buf, n, "I hold %s and a lamp is here: I turn it on.", lv->obj[h].name);
+        else
+            w = snprintf(buf, n, "I hold %s. I need a lamp; next I look at %s.", lv->obj[h].name,
+                         where);
+    } else if (holding_x && env_household_needs_transform(lv) && !env_household_obj_done(lv, h)) {
+        int kind = env_household_needs_transform(lv);
+        const char *done = kind == HA_HEAT ? "heated" : kind == HA_COOL ? "cooled" : "cleaned";
+        int A = lowest_of(lv, appliance_type(kind));
+        const char *an = A >= 0 ? lv->recep[A].name : "?";
+        if (go)
+            w = snprintf(buf, n, "I hold %s. It must be %s with %s first, so I go there.",
+                         lv->obj[h].name, done, an);
+        else
+            w = snprintf(buf, n, "I hold %s and %s is here: it gets %s now.", lv->obj[h].name, an,
+                         done);
+    } else if (holding_x) {
+        const char *tn = lv->goal_recep >= 0 ? env_household_recep_name(lv->goal_recep) : "?";
+        if (go)
+            w = snprintf(buf, n, "I hold %s, ready for the %s: I go to %s.", lv->obj[h].name, tn,
+                         where);
+        else if (open)
+            w = snprintf(buf, n, "I hold %s. %s is closed: I open it to put it in.",
+                         lv->obj[h].name, where);
+        else
+            w = snprintf(buf, n, "I hold %s and the %s is here: I put it in.", lv->obj[h].name, tn);
+    } else if (!strncmp(action, "take ", 5)) {
+        const char *o = action + 5, *from = strstr(o, " from ");
+        w = snprintf(buf, n, "I need %s and I see %.*s here: I take it.", xn,
+                     (int)(from ? from - o : (ptrdiff_t)strlen(o)), o);
+    } else if (open) {
+        w = snprintf(buf, n, "I need %s. %s is closed and may hold one: I open it.", xn, where);
+    } else if (go && at >= 0) {
+        w = snprintf(buf, n, "I need %s and see none at %s; next I look at %s.", xn,
+                     lv->recep[at].name, where);
+    } else if (go) {
+        w = snprintf(buf, n, "I need %s. I have looked nowhere yet; first I look at %s.", xn,
+                     where);
+    } else {
+        w = snprintf(buf, n, "I need %s.", xn);
+    }
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
 int env_household_search_action(const hh_tables *t, const hh_level *lv, char *buf, size_t n) {
     int X = lv->goal_obj, h = lv->held, at = lv->at;
     int holding_x = h >= 0 && lv->obj[h].type == X;

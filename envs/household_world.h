@@ -226,6 +226,11 @@ int env_household_won(const hh_level *lv);
  * lowest-numbered appliance (microwave, fridge, sinkbasin) and target receptacle of the
  * task's kind; a lamp is searched for like an object. Returns -1 when it has no move. */
 int env_household_search_action(const hh_tables *t, const hh_level *lv, char *buf, size_t n);
+/* The searching expert's reasoning for `action` (its own command at this state) in at
+ * most n bytes: what the task still needs, what the prompt shows of it, why this command.
+ * -1 when it does not fit. */
+int env_household_search_reason(const hh_tables *t, const hh_level *lv, const char *action,
+                                char *buf, size_t n);
 /* The omniscient direct route (privileged: it knows where every object is): the oracle's
  * yardstick for how short an episode can be, and tests that need the shortest plan. */
 int env_household_omniscient_action(const hh_level *lv, char *buf, size_t n);

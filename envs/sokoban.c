@@ -749,6 +749,62 @@ static int sk_expert(env *e, char *buf, size_t buflen, char *err, size_t errlen)
     return 0;
 }
 
+/* The expert's reasoning for its move at this state (stage 0's think text): where the
+ * player and the box of the plan's next push are, where that box goes, and how this move
+ * serves the push. Cells are named as the oracle names them, so a skill's cells and the
+ * policy's own reasoning speak the same language. */
+static void sk_cell_name(const sokoban *s, int cell, char *out, size_t n);
+
+static int sk_expert_reason(env *e, const char *action, char *buf, size_t buflen, char *err,
+                            size_t errlen) {
+    sokoban *s = (sokoban *)e;
+    char first[16];
+    if (sk_expert(e, first, sizeof first, err, errlen)) return -1;
+    uint64_t k = sk_current_key(s);
+    int i = 0;
+    while (i < s->plan_len && s->plan_keys[i] != k) i++;
+    /* walk the plan from here to its next push (walking never moves a box) */
+    int p = s->player, box = -1, dir = -1;
+    for (int j = i; j < s->plan_len && box < 0; j++) {
+        int nx = p + sk_dr[s->plan[j]] * s->cols + sk_dc[s->plan[j]];
+        if (s->state[nx] == SK_BOX || s->state[nx] == SK_BOX_ON) {
+            box = nx;
+            dir = s->plan[j];
+        }
+        p = nx;
+    }
+    char me[48], bx[48], tg[48];
+    sk_cell_name(s, s->player, me, sizeof me);
+    int n;
+    if (box < 0) {
+        n = snprintf(buf, buflen, "I am at %s. I move %s.", me, action);
+    } else {
+        sk_cell_name(s, box, bx, sizeof bx);
+        int target = -1;
+        for (int t = 0; t < s->nboxes && s->nboxes == 1; t++) target = s->targets[t];
+        if (target >= 0) {
+            sk_cell_name(s, target, tg, sizeof tg);
+        } else {
+            snprintf(tg, sizeof tg, "a target");
+        }
+        int push_now = s->player + sk_dr[dir] * s->cols + sk_dc[dir] == box &&
+                       !strcmp(action, sk_dir_name[dir]);
+        if (push_now)
+            n = snprintf(buf, buflen,
+                         "I am at %s. The box at %s goes to the target at %s. I push it %s.", me,
+                         bx, tg, sk_dir_name[dir]);
+        else
+            n = snprintf(
+                buf, buflen,
+                "I am at %s. The box at %s goes to the target at %s. To push it %s I move %s.", me,
+                bx, tg, sk_dir_name[dir], action);
+    }
+    if (n < 0 || (size_t)n >= buflen)
+        return seed_errf(err, errlen, "sokoban: the expert's reasoning does not fit %zu bytes",
+                         buflen);
+    return 0;
+}
+
 /* ---------------- hindsight oracle ---------------- */
 
 enum { SK_T_INVALID, SK_T_BUMP, SK_T_WALK, SK_T_PUSH };
@@ -986,6 +1042,7 @@ const env_vtable env_sokoban_vtable = {
     .reset = sk_reset,
     .step = sk_step,
     .expert = sk_expert,
+    .expert_reason = sk_expert_reason,
     .trace_size = sizeof(sk_trace_rec),
     .trace_record = sk_trace_record,
     .oracle = sk_oracle,

@@ -178,9 +178,12 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     env_prompt_step hist[64];
     for (int k = 0; k < n && !rc; k++) {
         int se, ss;
-        rc = render_prompt(&c->rr, e, &obs, hist, k, sk.episode, skill_for_step(&sk, k + 1),
-                           &c->prompt, &se, &ss, err, errlen) ||
-             render_expert_reply(&c->rr, e->vt->name, rec[k].action, &c->reply, err, errlen);
+        char reason[1024];
+        rc =
+            render_prompt(&c->rr, e, &obs, hist, k, sk.episode, skill_for_step(&sk, k + 1),
+                          &c->prompt, &se, &ss, err, errlen) ||
+            env_expert_reason(e, rec[k].action, reason, sizeof reason, err, errlen) < 0 ||
+            render_expert_reply(&c->rr, e->vt->name, reason, rec[k].action, &c->reply, err, errlen);
         if (!rc && demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
             rc = seed_errf(err, errlen, "out of memory");
         hist[k].observation = rec[k].obs;

@@ -144,18 +144,20 @@ int render_splice(const int *ids, int n, int slot_ep, int slot_step, const int *
     return o + n - slot_step;
 }
 
-int render_expert_reply(render_ctx *r, const char *env_name, const char *action, tok_ids *out,
-                        char *err, size_t errlen) {
+int render_expert_reply(render_ctx *r, const char *env_name, const char *reason, const char *action,
+                        tok_ids *out, char *err, size_t errlen) {
     seed_sbuf *t = &r->text;
     t->n = 0;
-    char buf[1024];
-    int n = snprintf(buf, sizeof buf,
-                     "<think>The best next step toward the goal is to %s.</think>"
-                     "<action>%s</action>",
-                     action, action);
+    char buf[2048];
+    int n = reason && reason[0]
+                ? snprintf(buf, sizeof buf, "<think>%s</think><action>%s</action>", reason, action)
+                : snprintf(buf, sizeof buf,
+                           "<think>The best next step toward the goal is to %s.</think>"
+                           "<action>%s</action>",
+                           action, action);
     if (n < 0 || (size_t)n >= sizeof buf)
-        return seed_errf(err, errlen, "env %s: expert action too long (%zu bytes)", env_name,
-                         strlen(action));
+        return seed_errf(err, errlen, "env %s: expert reply too long (%zu + %zu bytes)", env_name,
+                         strlen(action), reason ? strlen(reason) : (size_t)0);
     out->n = 0;
     if (tok_encode(r->tk, r->ws, buf, (size_t)n, TOK_ENCODE_SPLIT_SPECIAL, out, err, errlen))
         return -1;

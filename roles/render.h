@@ -57,9 +57,11 @@ int render_splice(const int *ids, int n, int slot_ep, int slot_step, const int *
                   const int *step, int n_step, int *out, int cap, char *err, size_t errlen);
 
 /* The reply text of an expert action, as stage 0 teaches it, with the end-of-turn token
- * appended to the ids: "<think>...</think><action>ACTION</action>" + <|im_end|>. */
-int render_expert_reply(render_ctx *r, const char *env_name, const char *action, tok_ids *out,
-                        char *err, size_t errlen);
+ * appended to the ids: "<think>REASON</think><action>ACTION</action>" + <|im_end|>.
+ * REASON is the env's expert reasoning (env_expert_reason at the state); NULL or empty:
+ * "The best next step toward the goal is to ACTION." */
+int render_expert_reply(render_ctx *r, const char *env_name, const char *reason, const char *action,
+                        tok_ids *out, char *err, size_t errlen);
 
 /* The token that ends a reply (<|im_end|>), or the tokenizer's eos; -1 when neither. */
 int render_end_token(const tok *tk);

@@ -85,7 +85,8 @@ typedef struct opd_step {
     int plen, rlen, slot_ep, slot_step, valid;
     char *action, *obs;
     float reward;
-    char *expert; /* the env's expert action at this state; NULL when it has none */
+    char *expert;        /* the env's expert action at this state; NULL when it has none */
+    char *expert_reason; /* the env's reasoning for it ("" when the env has none) */
 } opd_step;
 
 typedef struct opd_episode {
@@ -168,6 +169,7 @@ static void step_free(opd_step *s) {
     free(s->action);
     free(s->obs);
     free(s->expert);
+    free(s->expert_reason);
 }
 
 static void episode_free(opd_episode *ep) {
@@ -428,7 +430,9 @@ static int replay(opd_ctx *C, opd_episode *ep, const opd_skill *skill, int fill,
             s->slot_ep = sl_ep;
             s->slot_step = sl_step;
             tok_ids reply = {0};
-            rc = render_expert_reply(&C->rr, C->env_name, s->action, &reply, err, errlen);
+            char reason[1024];
+            rc = env_expert_reason(C->e, s->action, reason, sizeof reason, err, errlen) < 0 ||
+                 render_expert_reply(&C->rr, C->env_name, reason, s->action, &reply, err, errlen);
             s->resp = dup_mem(reply.v, sizeof(int32_t) * reply.n);
             s->rlen = (int)reply.n;
             tok_ids_free(&reply);
@@ -438,11 +442,19 @@ static int replay(opd_ctx *C, opd_episode *ep, const opd_skill *skill, int fill,
         if (fill) {
             char e2[SEED_ERRLEN];
             free(s->expert);
-            s->expert = NULL;
+            free(s->expert_reason);
+            s->expert = s->expert_reason = NULL;
             /* no expert action: a state the expert cannot finish from (sokoban deadlock) */
-            if (!env_expert(C->e, act, sizeof act, e2, sizeof e2) && !(s->expert = strdup(act))) {
-                rc = seed_errf(err, errlen, "out of memory");
-                break;
+            if (!env_expert(C->e, act, sizeof act, e2, sizeof e2)) {
+                char reason[1024];
+                if (env_expert_reason(C->e, act, reason, sizeof reason, err, errlen) < 0) {
+                    rc = -1;
+                    break;
+                }
+                if (!(s->expert = strdup(act)) || !(s->expert_reason = strdup(reason))) {
+                    rc = seed_errf(err, errlen, "out of memory");
+                    break;
+                }
             }
         }
         hist[k].observation = s->obs;
@@ -567,7 +579,8 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
         taken->ids = s->resp;
         taken->n = s->rlen;
         if (s->expert) {
-            rc = render_expert_reply(&C->rr, C->env_name, s->expert, &xr[k], err, errlen);
+            rc = render_expert_reply(&C->rr, C->env_name, s->expert_reason, s->expert, &xr[k], err,
+                                     errlen);
             ex->ids = xr[k].v;
             ex->n = (int)xr[k].n;
         }

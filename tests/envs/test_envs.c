@@ -1,7 +1,8 @@
 /* test_envs.c — unit tests of the env library: config errors, the generic calls, reply
  * parsing (tags missing/duplicated/nested/upper-case, CJK, empty, 1 MB, invalid UTF-8),
- * prompt parts and skill slots, the experts on 1,000 seeds per env and split, and the
- * hindsight oracles. Run as `test_envs NAME`; each NAME is one ctest test. */
+ * prompt parts and skill slots, the experts on 1,000 seeds per env and split, the
+ * sokoban expert's reasoning, and the hindsight oracles. Run as `test_envs NAME`; each NAME is one
+ * ctest test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,72 @@ static void test_experts(void) {
     env_destroy(e);
 }
 
+/* The sokoban expert's reasoning (stage 0's think text) is true of the board: it names
+ * the player's cell, a box and the target, and ends in the expert's own move; a push is
+ * said only when the move pushes the box it names. Envs without reasoning say so. */
+static void test_reason(void) {
+    char err[SEED_ERRLEN], act[64], why[1024];
+    env *e;
+    CHECK(env_create(&e, "sokoban", NULL, 0, err, sizeof err) == 0, "%s", err);
+    static const char *const dirs[4] = {"up", "down", "left", "right"};
+    static const int dr[4] = {-1, 1, 0, 0}, dc[4] = {0, 0, -1, 1};
+    int steps = 0, pushes = 0;
+    for (int split = 0; split < 3; split++)
+        for (int s = 0; s < 100; s++) {
+            env_obs obs;
+            CHECK(env_reset(e, (uint64_t)s, (env_split)split, &obs, err, sizeof err) == 0, "%s",
+                  err);
+            while (!obs.done && !env_expert(e, act, sizeof act, err, sizeof err)) {
+                CHECK(env_expert_reason(e, act, why, sizeof why, err, sizeof err) == 0, "%s", err);
+                if (split == 0 && s == 0 && steps == 0) printf("sokoban reasoning: %s\n", why);
+                int rows, cols;
+                uint8_t fixed[ENV_SOKOBAN_MAX_CELLS], state[ENV_SOKOBAN_MAX_CELLS];
+                env_sokoban_level(e, &rows, &cols, fixed, state);
+                int pr = 0, pc = 0, br = 0, bc = 0, tr = 0, tc = 0, n = 0;
+                char tail[128] = "";
+                int got = sscanf(why,
+                                 "I am at (row %d, column %d). The box at (row %d, column %d) goes "
+                                 "to the target at (row %d, column %d). %n",
+                                 &pr, &pc, &br, &bc, &tr, &tc, &n);
+                CHECK(got == 6 && n > 0, "reasoning '%s' does not parse", why);
+                if (got != 6 || n <= 0) break;
+                snprintf(tail, sizeof tail, "%s", why + n);
+                int p = (pr - 1) * cols + (pc - 1), b = (br - 1) * cols + (bc - 1),
+                    t = (tr - 1) * cols + (tc - 1);
+                CHECK(state[p] == 5, "'%s': no player there", why);
+                CHECK(state[b] == 4 || state[b] == 3, "'%s': no box there", why);
+                CHECK(fixed[t] == 2, "'%s': no target there", why);
+                int d = 0;
+                while (d < 4 && strcmp(dirs[d], act)) d++;
+                CHECK(d < 4, "expert move '%s'", act);
+                char want[64];
+                int push = d < 4 && p + dr[d] * cols + dc[d] == b;
+                if (push)
+                    snprintf(want, sizeof want, "I push it %s.", act);
+                else
+                    snprintf(want, sizeof want, " I move %s.", act);
+                size_t lt = strlen(tail), lw = strlen(want);
+                CHECK(lt >= lw && !strcmp(tail + lt - lw, want), "'%s' does not end in '%s'", why,
+                      want);
+                pushes += push;
+                steps++;
+                if (env_step(e, act, &obs, err, sizeof err)) break;
+            }
+            CHECK(obs.won, "split %d seed %d: the expert did not win", split, s);
+        }
+    printf("sokoban reasoning checked on %d expert steps (%d pushes)\n", steps, pushes);
+    CHECK(pushes > 0 && pushes < steps, "%d pushes of %d steps", pushes, steps);
+    env_destroy(e);
+    CHECK(env_create(&e, "ezpoints", NULL, 0, err, sizeof err) == 0, "%s", err);
+    env_obs obs;
+    CHECK(env_reset(e, 1, ENV_SPLIT_TRAIN, &obs, err, sizeof err) == 0, "%s", err);
+    CHECK(env_expert(e, act, sizeof act, err, sizeof err) == 0, "%s", err);
+    strcpy(why, "x");
+    CHECK(env_expert_reason(e, act, why, sizeof why, err, sizeof err) == 1 && why[0] == 0,
+          "ezpoints has no reasoning: expected 1 and an empty text");
+    env_destroy(e);
+}
+
 /* ---------------- hindsight ---------------- */
 
 static void check_skill_format(const char *skill, int n_actions) {
@@ -464,6 +531,7 @@ int main(int argc, char **argv) {
     if (all || !strcmp(t, "parse")) test_parse();
     if (all || !strcmp(t, "prompt")) test_prompt();
     if (all || !strcmp(t, "expert")) test_experts();
+    if (all || !strcmp(t, "reason")) test_reason();
     if (all || !strcmp(t, "hindsight")) test_hindsight();
     if (all || !strcmp(t, "distinct")) test_distinct();
     if (check_failures)

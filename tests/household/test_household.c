@@ -364,6 +364,51 @@ static void test_inferable(int n_seeds) {
     CHECK(omni_bad > n_seeds / 4, "the placement check did not catch the omniscient expert");
 }
 
+/* ---- the expert's reasoning (stage 0's think text) ---- */
+
+/* At every step of the searching expert on n_seeds levels per split, its reasoning is
+ * short enough for a reply, names the goal object's kind or what the agent holds, and
+ * names the receptacle it goes to or opens and the object it takes. */
+static void test_reason(int n_seeds) {
+    char err[SEED_ERRLEN], act[256], why[512];
+    env *e;
+    CHECK(env_create(&e, "household", NULL, 0, err, sizeof err) == 0, "%s", err);
+    int steps = 0, longest = 0;
+    for (int split = 0; split < 3; split++)
+        for (int seed = 0; seed < n_seeds; seed++) {
+            env_obs obs;
+            CHECK(env_reset(e, (uint64_t)seed, SPLITS[split], &obs, err, sizeof err) == 0, "%s",
+                  err);
+            const hh_level *lv = level_of(e);
+            while (!obs.done && !env_expert(e, act, sizeof act, err, sizeof err)) {
+                CHECK(env_expert_reason(e, act, why, sizeof why, err, sizeof err) == 0, "%s", err);
+                if (split == 0 && seed == 0) printf("  %-40s <- %s\n", act, why);
+                int len = (int)strlen(why);
+                longest = SEED_MAX(longest, len);
+                CHECK(len > 10 && len <= 110, "reasoning of %d bytes: '%s'", len, why);
+                const char *need = env_household_obj_name(lv->goal_obj);
+                int held = lv->held >= 0;
+                CHECK(strstr(why, need) || (held && strstr(why, lv->obj[lv->held].name)),
+                      "'%s' names neither a %s nor what it holds", why, need);
+                const char *named = NULL;
+                char obj[64] = "";
+                if (!strncmp(act, "go to ", 6)) named = act + 6;
+                if (!strncmp(act, "open ", 5)) named = act + 5;
+                if (!strncmp(act, "take ", 5) && strstr(act, " from ")) {
+                    snprintf(obj, sizeof obj, "%.*s", (int)(strstr(act, " from ") - act - 5),
+                             act + 5);
+                    named = obj;
+                }
+                /* going to an appliance names the appliance, in the same words */
+                if (named) CHECK(strstr(why, named) != NULL, "'%s' does not name '%s'", why, named);
+                steps++;
+                if (env_step(e, act, &obs, err, sizeof err)) break;
+            }
+        }
+    printf("reasoning checked on %d expert steps, longest %d bytes\n", steps, longest);
+    env_destroy(e);
+}
+
 /* ---- splits: unseen placements and layouts never occur in seen levels ---- */
 
 static void collect(const hh_level *lv, uint8_t pairs[HO_COUNT][HR_COUNT], uint64_t *sigs,
@@ -986,6 +1031,7 @@ int main(int argc, char **argv) {
     if (all || strcmp(what, "splits") == 0) test_splits(3000);
     if (all || strcmp(what, "expert") == 0) test_expert(1000, argc > 2 ? atoi(argv[2]) : 300);
     if (all || strcmp(what, "inferable") == 0) test_inferable(300);
+    if (all || strcmp(what, "reason") == 0) test_reason(300);
     if (all || strcmp(what, "hindsight") == 0) test_hindsight(200);
     printf("ok\n");
     return 0;
