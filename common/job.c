@@ -104,6 +104,8 @@ const job_key_def job_key_table[] = {
 
     DBL("optim.lr", optim.lr, 0, INF, JOB_LO_EXCL, "AdamW learning rate in stage 2"),
     DBL("optim.sft_lr", optim.sft_lr, 0, INF, JOB_LO_EXCL, "learning rate in stages 0 and 1"),
+    DBL("optim.sft_prompt_weight", optim.sft_prompt_weight, 0, INF, 0,
+        "weight of the next-token loss on prompts in stages 0 and 1; 0: responses only"),
     DBL2("optim.betas", optim.betas, 0, 1, JOB_HI_EXCL, "AdamW betas"),
     DBL("optim.eps", optim.eps, 0, INF, JOB_LO_EXCL, "AdamW epsilon"),
     DBL("optim.weight_decay", optim.weight_decay, 0, INF, 0, "AdamW decoupled weight decay"),
@@ -783,6 +785,7 @@ void job_defaults(job_config *job) {
 
     job->optim.lr = 5e-5;
     job->optim.sft_lr = 1e-3;
+    job->optim.sft_prompt_weight = 0.0;
     job->optim.betas[0] = 0.9;
     job->optim.betas[1] = 0.999;
     job->optim.eps = 1e-8;

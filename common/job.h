@@ -116,7 +116,8 @@ typedef struct job_config {
     } algorithm;
     struct {
         double lr;
-        double sft_lr; /* stages 0 and 1 */
+        double sft_lr;            /* stages 0 and 1 */
+        double sft_prompt_weight; /* stages 0 and 1: next-token loss on prompts (step.h) */
         double betas[2];
         double eps;
         double weight_decay;

@@ -205,6 +205,7 @@ static void append_metrics(learner *l, const learner_step_stats *s, double lr) {
                {"kl", s->kl},
                {"entropy", s->entropy},
                {"sft_nll", s->sft_nll},
+               {"prompt_nll", s->prompt_nll},
                {"grad_norm", s->grad_norm},
                {"clipfrac", s->clipfrac},
                {"mean_abs_q_minus_s", s->mean_abs_qs},

@@ -13,12 +13,13 @@ struct learner_stepper {
     model_adamw opt;
     int cap;          /* micro_batch_tokens */
     int share_prefix; /* pack prompts' common prefixes once (model_batch.prefix) */
+    float prompt_w;   /* weight of the next-token loss on SFT prompts (0: responses only) */
     int nonfinite_run;
     /* packed micro-batch, planned once */
     int *tokens, *targets, *cu, *prefix;
     float *logp, *ent, *dlogp, *dent, *ref_logp;
-    /* per response position (compacted) */
-    int *pos;
+    /* per response position (compacted); SFT prompt positions with a target (ppos) */
+    int *pos, *ppos, n_ppos;
     float *c_logp, *c_behav, *c_s, *c_q, *c_ref, *c_ent, *c_adv, *c_dlogp, *c_dent;
     /* reference scoring of one micro-batch's RL samples (at most cap / 2 sequences) */
     const int **r_prompt, **r_resp;
@@ -59,6 +60,7 @@ int learner_step_create(learner_stepper **out, model *policy, model *ref,
     t->cu = malloc((n + 1) * sizeof(int));
     t->prefix = malloc(n * sizeof(int));
     t->pos = malloc(n * sizeof(int));
+    t->ppos = malloc(n * sizeof(int));
     t->r_prompt = malloc(n * sizeof *t->r_prompt);
     t->r_resp = malloc(n * sizeof *t->r_resp);
     t->r_plen = malloc(n * sizeof(int));
@@ -67,8 +69,8 @@ int learner_step_create(learner_stepper **out, model *policy, model *ref,
     float **fb[] = {&t->ref_logp, &t->logp,    &t->ent,     &t->dlogp, &t->dent,
                     &t->c_logp,   &t->c_behav, &t->c_s,     &t->c_q,   &t->c_ref,
                     &t->c_ent,    &t->c_adv,   &t->c_dlogp, &t->c_dent};
-    int ok = t->tokens && t->targets && t->cu && t->prefix && t->pos && t->r_prompt && t->r_resp &&
-             t->r_plen && t->r_rlen && t->r_out;
+    int ok = t->tokens && t->targets && t->cu && t->prefix && t->pos && t->ppos && t->r_prompt &&
+             t->r_resp && t->r_plen && t->r_rlen && t->r_out;
     for (size_t i = 0; i < sizeof fb / sizeof fb[0]; i++) {
         *fb[i] = calloc(n, sizeof(float));
         ok = ok && *fb[i];
@@ -84,17 +86,25 @@ int learner_step_create(learner_stepper **out, model *policy, model *ref,
 
 void learner_step_free(learner_stepper *t) {
     if (!t) return;
-    void *p[] = {t->tokens,         t->targets,  t->cu,      t->prefix, t->pos,
-                 t->logp,           t->ref_logp, t->ent,     t->dlogp,  t->dent,
-                 t->c_logp,         t->c_behav,  t->c_s,     t->c_q,    t->c_ref,
-                 t->c_ent,          t->c_adv,    t->c_dlogp, t->c_dent, (void *)t->r_prompt,
-                 (void *)t->r_resp, t->r_plen,   t->r_rlen,  t->r_out,  t->ws};
+    void *p[] = {t->tokens,         t->targets,  t->cu,
+                 t->prefix,         t->pos,      t->ppos,
+                 t->logp,           t->ref_logp, t->ent,
+                 t->dlogp,          t->dent,     t->c_logp,
+                 t->c_behav,        t->c_s,      t->c_q,
+                 t->c_ref,          t->c_ent,    t->c_adv,
+                 t->c_dlogp,        t->c_dent,   (void *)t->r_prompt,
+                 (void *)t->r_resp, t->r_plen,   t->r_rlen,
+                 t->r_out,          t->ws};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
     free(t);
 }
 
 void learner_step_set_lr(learner_stepper *t, float lr) {
     t->opt.lr = lr;
+}
+
+void learner_step_set_prompt_weight(learner_stepper *t, float w) {
+    t->prompt_w = w;
 }
 
 int learner_step_reset_moments(learner_stepper *t, char *err, size_t errlen) {
@@ -195,13 +205,19 @@ static void plan_tree(learner_stepper *t, const learner_sample *smp, int n) {
 }
 
 /* Append one sequence: tok[0..n), then s's response when s is given (its token j is
- * predicted at position n - 1 + j, and its per-token inputs go to the response arrays). */
+ * predicted at position n - 1 + j, and its per-token inputs go to the response arrays).
+ * With lm, each of tok's positions but the last also predicts the next token of tok (the
+ * prompt loss; positions in t->ppos). */
 static void pack_seq(learner_stepper *t, model_batch *b, int *np, const int32_t *tok, int n,
-                     const learner_sample *s, int prefix) {
+                     const learner_sample *s, int prefix, int lm) {
     int at = b->n_tokens, rl = s ? s->rlen : 0;
     memcpy(t->tokens + at, tok, sizeof(int) * (size_t)n);
     if (rl) memcpy(t->tokens + at + n, s->resp, sizeof(int) * (size_t)rl);
     for (int j = 0; j < n + rl; j++) t->targets[at + j] = -1;
+    for (int j = 0; lm && j + 1 < n; j++) {
+        t->targets[at + j] = tok[j + 1];
+        t->ppos[t->n_ppos++] = at + j;
+    }
     for (int j = 0; j < rl; j++) {
         int p = at + n - 1 + j, k = (*np)++;
         t->targets[p] = s->resp[j];
@@ -239,6 +255,7 @@ static int pack(learner_stepper *t, const learner_sample *smp, int i, int kept, 
     int np = 0, k = i;
     *b = (model_batch){.tokens = t->tokens, .cu_seqlens = t->cu, .targets = t->targets};
     t->cu[0] = 0;
+    t->n_ppos = 0;
     t->mb_id++;
     for (; k < kept; k++) {
         int depth, cost = leaf_cost(t, smp, k, &depth);
@@ -246,14 +263,15 @@ static int pack(learner_stepper *t, const learner_sample *smp, int i, int kept, 
         for (int c = depth - 1; c >= 0; c--) {
             int u = t->chain[c], pu = t->node_parent[u];
             pack_seq(t, b, &np, smp[t->node_src[u]].prompt + t->node_d0[u],
-                     t->node_d1[u] - t->node_d0[u], NULL, pu >= 0 ? t->node_seq[pu] : -1);
+                     t->node_d1[u] - t->node_d0[u], NULL, pu >= 0 ? t->node_seq[pu] : -1,
+                     t->prompt_w > 0 && smp[t->node_src[u]].sft);
             t->node_mb[u] = t->mb_id;
             t->node_seq[u] = b->n_seqs - 1;
         }
         const learner_sample *s = &smp[t->keep[k]];
         const int u = t->leaf_parent[k];
         pack_seq(t, b, &np, s->prompt + t->leaf_start[k], s->plen - t->leaf_start[k], s,
-                 u >= 0 ? t->node_seq[u] : -1);
+                 u >= 0 ? t->node_seq[u] : -1, t->prompt_w > 0 && s->sft);
     }
     *j = k;
     b->prefix = t->n_nodes > 0 ? t->prefix : NULL;
@@ -348,6 +366,16 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
     }
     st->samples = kept;
     plan_tree(t, smp, kept);
+    /* The prompt loss's targets: every SFT prompt token after the first, except the first
+     * token of a part that continues a shared node (the node's last row is shared by
+     * children that go on differently, so it predicts nothing). */
+    int64_t prompt_total = 0;
+    for (int k = 0; t->prompt_w > 0 && k < kept; k++) {
+        const learner_sample *s = &smp[t->keep[k]];
+        if (s->sft) prompt_total += s->plen - t->leaf_start[k] - 1;
+    }
+    for (int u = 0; t->prompt_w > 0 && u < t->n_nodes; u++)
+        if (smp[t->node_src[u]].sft) prompt_total += t->node_d1[u] - t->node_d0[u] - 1;
     if (resp_total == 0) {
         st->seconds = seed_now() - t0;
         return 0;
@@ -408,6 +436,19 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
             t->dlogp[t->pos[k]] = t->c_dlogp[k];
             t->dent[t->pos[k]] = want_ent ? t->c_dent[k] : 0.0f;
         }
+        if (prompt_total > 0) {
+            const float g = (float)(-(double)t->prompt_w / (double)prompt_total);
+            double nll = 0.0;
+            for (int k = 0; k < t->n_ppos; k++) {
+                nll -= t->logp[t->ppos[k]];
+                t->dlogp[t->ppos[k]] = g;
+            }
+            st->prompt_nll += nll / (double)prompt_total;
+            if (!isfinite(st->prompt_nll)) {
+                st->seconds = seed_now() - t0;
+                return skip_nonfinite(t, st, st->prompt_nll, NAN, err, errlen);
+            }
+        }
         if (model_train_backward(t->policy, &b, t->dlogp, want_ent ? t->dent : NULL, err, errlen))
             return -1;
         for (int s = i; s < j; s++) st->tokens += sample_len(&smp[t->keep[s]]);
@@ -425,7 +466,7 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
     if (model_adamw_step(t->policy, &t->opt, &gn, err, errlen)) return -1;
     t->nonfinite_run = 0;
     st->applied = 1;
-    st->loss = lo.loss + st->sft_nll;
+    st->loss = lo.loss + st->sft_nll + t->prompt_w * st->prompt_nll;
     st->pg = lo.pg;
     st->opd = lo.opd;
     st->kl = lo.kl;

@@ -58,6 +58,7 @@ typedef struct learner_sample {
 
 typedef struct learner_step_stats {
     double loss, pg, opd, kl, entropy, sft_nll;
+    double prompt_nll;  /* mean next-token NLL over SFT prompt tokens (prompt weight > 0) */
     double mean_abs_qs; /* mean |q - s| over the tokens that had a q */
     double opd_adv;     /* mean |w_opd * clip(q - s)| over the tokens that had a q */
     double ppo_kl;      /* mean (behav - logp) over the RL tokens */
@@ -85,6 +86,10 @@ int learner_step_create(learner_stepper **out, model *policy, model *ref,
 int learner_step_shares_prefix(const learner_stepper *t);
 void learner_step_free(learner_stepper *t);
 void learner_step_set_lr(learner_stepper *t, float lr);
+/* Weight w of the next-token loss on SFT samples' prompts (optim.sft_prompt_weight): the
+ * step's loss becomes mean response NLL + w * mean prompt NLL, each over its own tokens.
+ * 0 (the default) trains responses only. */
+void learner_step_set_prompt_weight(learner_stepper *t, float w);
 /* Zero AdamW's moments and step count (a fresh RL optimizer entering stage 2). */
 int learner_step_reset_moments(learner_stepper *t, char *err, size_t errlen);
 

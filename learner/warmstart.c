@@ -262,6 +262,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         if (!rc) http_skill_set_cancel(c.http, stopping, l);
     }
     learner_step_set_lr(l->stepper, (float)job->optim.sft_lr);
+    learner_step_set_prompt_weight(l->stepper, (float)job->optim.sft_prompt_weight);
     demo_set d;
     memset(&d, 0, sizeof d);
     uint64_t task = (uint64_t)l->sft_steps * 1000003ULL;
@@ -298,9 +299,10 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         pthread_mutex_unlock(&l->mu);
         if (l->sft_steps % 10 == 0 || l->sft_steps == s0 + s1)
             seed_log(SEED_LOG_INFO,
-                     "stage %d step %lld/%d: sft nll %.4f, %lld tokens (%lld run), %.2f s", stage,
-                     (long long)l->sft_steps, s0 + s1, st.sft_nll, (long long)st.tokens,
-                     (long long)st.packed_tokens, st.seconds);
+                     "stage %d step %lld/%d: sft nll %.4f (prompt %.4f), %lld tokens (%lld run), "
+                     "%.2f s",
+                     stage, (long long)l->sft_steps, s0 + s1, st.sft_nll, st.prompt_nll,
+                     (long long)st.tokens, (long long)st.packed_tokens, st.seconds);
         /* A checkpoint when a stage ends, and by the time rule inside a long one, so a
          * learner killed in the warm start continues from its last sft_steps. */
         rc = learner_checkpoint_due(l, l->sft_steps == s0 || l->sft_steps == s0 + s1, err, errlen);
@@ -315,5 +317,6 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     seed_sbuf_free(&c.chat);
     render_free(&c.rr);
     learner_step_set_lr(l->stepper, (float)job->optim.lr);
+    learner_step_set_prompt_weight(l->stepper, 0.0f);
     return rc;
 }

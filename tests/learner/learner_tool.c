@@ -11,7 +11,9 @@
  *                                   `steps` optimizer steps; stats per step, the policy's
  *                                   log-probs before training, grads (grads=PATH), the
  *                                   largest parameter change, the reference model's buffers
- *   moments DIR OUT                 one SFT step, then learner_step_reset_moments */
+ *   moments DIR OUT                 one SFT step, then learner_step_reset_moments
+ *   prompt DIR OUT                  one SFT step with the prompt loss against the model run
+ *                                   by hand (cmd_prompt) */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -332,11 +334,99 @@ static int cmd_moments(int argc, char **argv) {
     return 0;
 }
 
+/* The prompt loss (learner_step_set_prompt_weight) against a model run by hand: n SFT
+ * samples whose prompts share their first P tokens, one step with weight w, sharing on
+ * or off (share=). The hand computation runs every sample alone with every position
+ * predicting its next token and weights the rows as the step defines the loss: mean
+ * response NLL + w * mean prompt NLL over the prompt rows the step runs (a shared row
+ * once; the row that ends a shared part predicts nothing). JSON: the step's and the
+ * hand's sft_nll, prompt_nll and loss, and the largest gradient difference. */
+static int cmd_prompt(int argc, char **argv) {
+    opts o = opts_parse(argc, argv, 4);
+    enum { N = 6, PL = 40, RL = 6, P = 24 };
+    const float w = 0.5f;
+    char err[SEED_ERRLEN];
+    model *pol = make_model(argv[2], 512, 1, o.seed), *hand = make_model(argv[2], 512, 1, o.seed);
+    const int vocab = model_get_config(pol)->vocab_size;
+    static int32_t toks[N][PL + RL];
+    unsigned long x = o.seed * 2654435761UL + 1;
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < PL + RL; k++) {
+            x = x * 6364136223846793005UL + 1442695040888963407UL;
+            toks[i][k] = k < P ? toks[0][k] : (int32_t)((x >> 33) % (unsigned long)vocab);
+            if (i == 0 && k < P) toks[i][k] = (int32_t)((x >> 33) % (unsigned long)vocab);
+        }
+    learner_sample smp[N];
+    for (int i = 0; i < N; i++)
+        smp[i] = (learner_sample){
+            .prompt = toks[i], .plen = PL, .resp = toks[i] + PL, .rlen = RL, .sft = 1};
+    model_adamw opt = {.lr = 0.0f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+    learner_stepper *t;
+    if (learner_step_create(&t, pol, NULL, &o.lc, &opt, 512, o.share, err, sizeof err))
+        die("trainer", err);
+    learner_step_set_prompt_weight(t, w);
+    learner_step_stats st;
+    if (learner_step_run(t, smp, N, &st, err, sizeof err)) die("step", err);
+    const int shared = learner_step_shares_prefix(t);
+    /* by hand: which rows carry which weight */
+    const int n_prompt_rows = shared ? (P - 1) + N * (PL - P - 1) : N * (PL - 1);
+    double sft = 0, pr = 0;
+    model_zero_grad(hand);
+    static int tgt[PL + RL], cu[2];
+    static float logp[PL + RL], dlogp[PL + RL];
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < PL + RL; k++) tgt[k] = k + 1 < PL + RL ? toks[i][k + 1] : -1;
+        cu[0] = 0;
+        cu[1] = PL + RL;
+        model_batch b = {
+            .n_tokens = PL + RL, .n_seqs = 1, .tokens = toks[i], .cu_seqlens = cu, .targets = tgt};
+        if (model_train_forward(hand, &b, logp, NULL, err, sizeof err)) die("forward", err);
+        for (int k = 0; k < PL + RL; k++) {
+            dlogp[k] = 0;
+            if (k >= PL - 1 && k < PL + RL - 1) { /* response row */
+                dlogp[k] = -1.0f / (N * RL);
+                sft -= logp[k] / (N * RL);
+                continue;
+            }
+            if (k >= PL - 1) continue;
+            /* prompt row k predicts prompt token k + 1 */
+            int counted = !shared || (k >= P && k < PL - 1) || (i == 0 && k < P - 1);
+            if (!counted) continue;
+            dlogp[k] = -w / n_prompt_rows;
+            pr -= logp[k] / n_prompt_rows;
+        }
+        if (model_train_backward(hand, &b, dlogp, NULL, err, sizeof err)) die("backward", err);
+    }
+    size_t np = model_num_params(pol);
+    double gd = 0, gmax = 0;
+    for (size_t i = 0; i < np; i++) {
+        gd = fmax(gd, fabs(model_grads(pol)[i] - model_grads(hand)[i]));
+        gmax = fmax(gmax, fabs(model_grads(hand)[i]));
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "shares_prefix", shared);
+    cJSON_AddNumberToObject(j, "packed_tokens", (double)st.packed_tokens);
+    cJSON_AddNumberToObject(j, "sft_nll", st.sft_nll);
+    cJSON_AddNumberToObject(j, "prompt_nll", st.prompt_nll);
+    cJSON_AddNumberToObject(j, "loss", st.loss);
+    cJSON_AddNumberToObject(j, "hand_sft_nll", sft);
+    cJSON_AddNumberToObject(j, "hand_prompt_nll", pr);
+    cJSON_AddNumberToObject(j, "hand_loss", sft + w * pr);
+    cJSON_AddNumberToObject(j, "grad_diff", gd);
+    cJSON_AddNumberToObject(j, "grad_max", gmax);
+    write_json(argv[3], j);
+    learner_step_free(t);
+    model_free(pol);
+    model_free(hand);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 4 && !strcmp(argv[1], "samples")) return cmd_samples(argc, argv);
     if (argc >= 5 && !strcmp(argv[1], "step")) return cmd_step(argc, argv);
     if (argc >= 4 && !strcmp(argv[1], "moments")) return cmd_moments(argc, argv);
+    if (argc >= 4 && !strcmp(argv[1], "prompt")) return cmd_prompt(argc, argv);
     fprintf(stderr, "usage: learner_tool samples ENVELOPE OUT [k=v...] | step DIR ENVELOPE OUT "
-                    "[k=v...] | moments DIR OUT\n");
+                    "[k=v...] | moments DIR OUT | prompt DIR OUT [share=0|1]\n");
     return 2;
 }

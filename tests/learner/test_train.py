@@ -331,6 +331,22 @@ def test_moments():
     print("ok: AdamW moments and step count reset")
 
 
+def test_prompt_loss():
+    # SFT with the prompt loss (optim.sft_prompt_weight) against the model run by hand,
+    # whole prompts and shared prefixes: the step's numbers and its gradient
+    for share in (0, 1):
+        out = os.path.join(TMP, "prompt%d.json" % share)
+        tool("prompt", MODEL, out, "share=%d" % share)
+        r = json.load(open(out))
+        assert r["shares_prefix"] == bool(share), r
+        for k in ("sft_nll", "prompt_nll", "loss"):
+            assert close(r[k], r["hand_" + k], 1e-4), (share, k, r)
+        assert r["prompt_nll"] > 1.0 and r["grad_max"] > 0, r
+        assert r["grad_diff"] <= 1e-4 * r["grad_max"], (share, r)
+        print("ok: prompt loss share=%d: prompt nll %.4f, sft nll %.4f, grad diff %.2g of %.2g"
+              % (share, r["prompt_nll"], r["sft_nll"], r["grad_diff"], r["grad_max"]))
+
+
 def test_job_check():
     if not JOB_TOOL:
         return
@@ -357,5 +373,6 @@ test_micro_batches(rng)
 test_shared_prefix(rng)
 test_nonfinite(rng)
 test_moments()
+test_prompt_loss()
 test_job_check()
 print("learner train: all checks passed")
