@@ -98,6 +98,9 @@ const job_key_def job_key_table[] = {
         "warm-start (behaviour cloning) steps; 0: skip"),
     INT("algorithm.stage1_steps", algorithm.stage1_steps, 0, BIG,
         "hindsight skill SFT steps; 0: skip"),
+    INT("algorithm.stage0_samples_per_episode", algorithm.stage0_samples_per_episode, 0, BIG,
+        "steps of each expert episode stage 0 trains on, drawn at random (more tasks per "
+        "step); 0: every step"),
     STR("algorithm.skill_library", algorithm.skill_library,
         "fixed skill library file or directory of <env>.json (skill_prompt, static_skills); "
         "empty: the shipped deploy/skills"),
@@ -782,6 +785,7 @@ void job_defaults(job_config *job) {
     job->algorithm.max_staleness = 1;
     job->algorithm.stage0_steps = 0; /* the shipped agent is warm-started already */
     job->algorithm.stage1_steps = 0;
+    job->algorithm.stage0_samples_per_episode = 0;
 
     job->optim.lr = 5e-5;
     job->optim.sft_lr = 1e-3;

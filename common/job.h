@@ -112,6 +112,7 @@ typedef struct job_config {
         int max_staleness;
         int stage0_steps;                 /* warm start (behaviour cloning) steps; 0: skip */
         int stage1_steps;                 /* hindsight skill SFT steps; 0: skip */
+        int stage0_samples_per_episode;   /* 0: every step of an expert episode */
         char skill_library[JOB_PATH_LEN]; /* skill_prompt / static_skills modes */
     } algorithm;
     struct {

@@ -153,8 +153,9 @@ static int stopping(void *arg) {
     return ((learner *)arg)->stopping;
 }
 
-/* Stage 0: every step of an expert episode as (prompt -> expert reply); with
- * probability 1/2 the prompts carry the oracle's skill for the episode. */
+/* Stage 0: the steps of an expert episode as (prompt -> expert reply) (all, or
+ * stage0_samples_per_episode of them at random); with probability 1/2 the prompts carry
+ * the oracle's skill for the episode. */
 static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err, size_t errlen) {
     static const int max_rec = 64;
     rec_step *rec = calloc(max_rec, sizeof *rec);
@@ -176,9 +177,23 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     env_obs obs;
     if (!rc) rc = env_reset(e, seed, ENV_SPLIT_TRAIN, &obs, err, errlen);
     env_prompt_step hist[64];
+    /* at most per_ep of the episode's steps become samples, drawn without replacement */
+    unsigned char pick[64];
+    int per_ep = c->l->job->algorithm.stage0_samples_per_episode;
+    memset(pick, per_ep > 0 && per_ep < n ? 0 : 1, sizeof pick);
+    for (int left = per_ep; per_ep > 0 && per_ep < n && left > 0;) {
+        int k = (int)(seed_rng_uniform(&c->rng) * n);
+        if (k < n && !pick[k]) pick[k] = 1, left--;
+    }
     for (int k = 0; k < n && !rc; k++) {
         int se, ss;
         char reason[1024];
+        if (!pick[k]) {
+            hist[k].observation = rec[k].obs;
+            hist[k].action = rec[k].action;
+            rc = env_step(e, rec[k].action, &obs, err, errlen);
+            continue;
+        }
         rc =
             render_prompt(&c->rr, e, &obs, hist, k, sk.episode, skill_for_step(&sk, k + 1),
                           &c->prompt, &se, &ss, err, errlen) ||
@@ -272,7 +287,9 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         l->stage = stage;
         pthread_mutex_unlock(&l->mu);
         demo_clear(&d);
+        int episodes = 0;
         while (!rc && d.tokens < job->optim.tokens_per_step) {
+            episodes++;
             double u = seed_rng_uniform(&c.rng) * wsum;
             int i = 0;
             for (; i < job->n_envs; i++) {
@@ -299,10 +316,11 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         pthread_mutex_unlock(&l->mu);
         if (l->sft_steps % 10 == 0 || l->sft_steps == s0 + s1)
             seed_log(SEED_LOG_INFO,
-                     "stage %d step %lld/%d: sft nll %.4f (prompt %.4f), %lld tokens (%lld run), "
-                     "%.2f s",
+                     "stage %d step %lld/%d: sft nll %.4f (prompt %.4f), %lld tokens (%lld run) "
+                     "in %lld samples of %d episodes, %.2f s",
                      stage, (long long)l->sft_steps, s0 + s1, st.sft_nll, st.prompt_nll,
-                     (long long)st.tokens, (long long)st.packed_tokens, st.seconds);
+                     (long long)st.tokens, (long long)st.packed_tokens, (long long)st.samples,
+                     episodes, st.seconds);
         /* A checkpoint when a stage ends, and by the time rule inside a long one, so a
          * learner killed in the warm start continues from its last sft_steps. */
         rc = learner_checkpoint_due(l, l->sft_steps == s0 || l->sft_steps == s0 + s1, err, errlen);

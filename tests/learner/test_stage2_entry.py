@@ -1,7 +1,9 @@
 """seed-learner entering stage 2, as a process: AdamW's moments are reset by default (a
 fresh RL optimizer, like verl's) and kept with optim.keep_sft_moments=true; the status
 document carries the training-signal counts; a micro-batch shorter than the model's
-context (with sampling.max_prompt_tokens 0) is refused at start with a clear error.
+context (with sampling.max_prompt_tokens 0) is refused at start with a clear error; the
+warm start trains one drawn step per expert episode with stage0_samples_per_episode 1 and
+reports the prompt loss with optim.sft_prompt_weight.
 
 Each run: a tiny random model, one warm-start step, then the learner waits in stage 2
 (no actors); SIGTERM writes the final checkpoint, whose optimizer.safetensors records
@@ -111,6 +113,38 @@ def refused():
     assert r.returncode != 0 and "optim.micro_batch_tokens: expected at least the model's " \
         "context length 1024" in out, out[-3000:]
 
+
+def warm_start(per_episode, prompt_weight):
+    """A 2-step warm start on household (1024 tokens a step): the last step's log line
+    (response NLL, prompt NLL, samples, episodes)."""
+    tmp = tempfile.mkdtemp(prefix="stage0_")
+    job = make_job(tmp, looptools.free_base_port(), job__total_steps=0,
+                   algorithm__stage0_steps=2,
+                   algorithm__stage0_samples_per_episode=per_episode,
+                   optim__sft_prompt_weight=prompt_weight)
+    with open(job) as f:
+        j = json.load(f)
+    j["envs"] = [{"name": "household", "weight": 1, "split": "train", "max_steps": 30}]
+    json.dump(j, open(job, "w"))
+    r = subprocess.run([os.path.join(BIN, "seed-learner"), "--job", job, "--id", "learner"],
+                       capture_output=True, text=True, timeout=240)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    line = [x for x in out.splitlines() if "stage 0 step 2/2:" in x]
+    assert line, out[-3000:]
+    w = line[-1].split("sft nll ")[1].split()
+    tail = line[-1].split(" in ")[1].split()
+    return float(w[0]), float(w[2].rstrip("),")), int(tail[0]), int(tail[3])
+
+
+# stage0_samples_per_episode and optim.sft_prompt_weight: the same expert episode, all
+# its steps without the prompt loss against one drawn step with it
+nll_all, prompt_all, n_all, ep_all = warm_start(0, 0.0)
+nll_one, prompt_one, n_one, ep_one = warm_start(1, 1.0)
+assert prompt_all == 0.0 and prompt_one > 1.0, (prompt_all, prompt_one)
+assert n_all >= 2 * ep_all and n_one == ep_one >= 2, (n_all, ep_all, n_one, ep_one)
+print("warm start: %d samples of %d episodes with every step, %d of %d with one step of "
+      "each, prompt NLL %.3f" % (n_all, ep_all, n_one, ep_one, prompt_one))
 
 assert run(False) == 0, "entering stage 2 did not reset the AdamW state"
 assert run(True) == 1, "optim.keep_sft_moments=true did not keep the AdamW state"
