@@ -4,9 +4,9 @@
 #
 # Recipe (deploy/models/agent.yaml): a Qwen2-shaped model (4 layers, width 256, the
 # shipped 4096-token tokenizer; 4.2M parameters, 8.4 MB in bf16) from a random init;
-# stage 0, behaviour cloning on the built-in sokoban and household experts, half the
-# prompts carrying the oracle's hindsight skill in the prompt slots (so it learns to use
-# a skill); stage 1, SFT on the oracle's skills for the env's trajectories (so it can
+# stage 0, behaviour cloning on the built-in sokoban and household experts (the reply's
+# think text is the expert's reasoning, env_expert_reason), half the prompts carrying the
+# oracle's hindsight skill in the prompt slots (so it learns to use a skill); stage 1, SFT on the oracle's skills for the env's trajectories (so it can
 # write one), mixed half and half with acting demonstrations; then the learner stops
 # (job.total_steps 0) after evaluating the result greedily on the unseen split
 # (RUN/eval.json, copied beside the weights as agent/eval.json).
@@ -14,7 +14,9 @@
 # Usage: deploy/models/train_agent.sh [BUILD_DIR] [key=value ...]
 #   BUILD_DIR defaults to build (configured and built if missing); key=value overrides
 #   go to the job (e.g. algorithm.stage0_steps=400 model.threads=16).
-# Deterministic for a given job.seed and thread count. Wall time: see README.md.
+# Deterministic for a given job.seed and thread count. Wall time: see README.md. The
+# shipped weights came from this recipe at commit f942a4c, when stage 0 taught a one-line
+# think text; it now teaches the reasoning, so a rebuild differs (docs/RESULTS.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build
