@@ -229,7 +229,8 @@ static void append_metrics(learner *l, const learner_step_stats *s, double lr) {
             cJSON_AddNumberToObject(j, num[i].key, num[i].v);
         else
             cJSON_AddNullToObject(j, num[i].key);
-        if (i == 20) cJSON_AddBoolToObject(j, "skipped", s->skipped_nonfinite != 0);
+        if (!strcmp(num[i].key, "samples"))
+            cJSON_AddBoolToObject(j, "skipped", s->skipped_nonfinite != 0);
     }
     for (int i = 0; i < l->st.n_rolls; i++) {
         learner_roll *r = &l->st.rolls[i];
