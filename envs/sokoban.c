@@ -780,13 +780,11 @@ static int sk_expert_reason(env *e, const char *action, char *buf, size_t buflen
         n = snprintf(buf, buflen, "I am at %s. I move %s.", me, action);
     } else {
         sk_cell_name(s, box, bx, sizeof bx);
-        int target = -1;
-        for (int t = 0; t < s->nboxes && s->nboxes == 1; t++) target = s->targets[t];
-        if (target >= 0) {
-            sk_cell_name(s, target, tg, sizeof tg);
-        } else {
+        /* one box: its target; several: which target the plan means is not named */
+        if (s->nboxes == 1)
+            sk_cell_name(s, s->targets[0], tg, sizeof tg);
+        else
             snprintf(tg, sizeof tg, "a target");
-        }
         int push_now = s->player + sk_dr[dir] * s->cols + sk_dc[dir] == box &&
                        !strcmp(action, sk_dir_name[dir]);
         if (push_now)
