@@ -2,21 +2,28 @@
 # Rebuild the shipped agent, deploy/models/agent/model.safetensors: the policy the
 # default job starts RL from.
 #
-# Recipe (deploy/models/agent.yaml): a Qwen2-shaped model (4 layers, width 256, the
-# shipped 4096-token tokenizer; 4.2M parameters, 8.4 MB in bf16) from a random init;
-# stage 0, behaviour cloning on the built-in sokoban and household experts (the reply's
-# think text is the expert's reasoning, env_expert_reason), half the prompts carrying the
-# oracle's hindsight skill in the prompt slots (so it learns to use a skill); stage 1, SFT on the oracle's skills for the env's trajectories (so it can
-# write one), mixed half and half with acting demonstrations; then the learner stops
-# (job.total_steps 0) after evaluating the result greedily on the unseen split
-# (RUN/eval.json, copied beside the weights as agent/eval.json).
+# Recipe (deploy/models/agent.yaml and the overrides below): a Qwen2-shaped model
+# (4 layers, width 256, the shipped 4096-token tokenizer; 4.2M parameters, 8.4 MB in
+# bf16) from a random init, trained by behaviour cloning on the built-in experts whose
+# replies carry the expert's reasoning as the think text (env_expert_reason), half the
+# prompts carrying the oracle's hindsight skill in the prompt slots (so it learns to use
+# a skill), with the next-token loss on prompts (optim.sft_prompt_weight) and two steps
+# drawn from each expert episode (algorithm.stage0_samples_per_episode):
+#   phase 1  household alone, 559 steps (it leaves the "most common object" plateau
+#            only on its own; with sokoban in the mix from the start it had not by 255)
+#   phase 2  sokoban and household from phase 1's weights, 492 steps
+#   phase 3  stage 1: SFT on the oracle's skills for the env's trajectories (so it can
+#            write one), mixed half and half with acting demonstrations, 30 steps,
+#            saved in bf16
+# Each phase ends with the learner's evaluation (job.total_steps 0; sampled at T = 1 on
+# 32 unseen tasks per env); phase 3's is copied beside the weights as agent/eval.json.
 #
 # Usage: deploy/models/train_agent.sh [BUILD_DIR] [key=value ...]
 #   BUILD_DIR defaults to build (configured and built if missing); key=value overrides
-#   go to the job (e.g. algorithm.stage0_steps=400 model.threads=16).
-# Deterministic for a given job.seed and thread count. Wall time: see README.md. The
-# shipped weights came from this recipe at commit f942a4c, when stage 0 taught a one-line
-# think text; it now teaches the reasoning, so a rebuild differs (docs/RESULTS.md).
+#   go to every phase's job (e.g. model.threads=16).
+# Deterministic for a given seed and thread count. Wall time on 2 cores: about 6 s a
+# step, so phase 1 76 minutes, phase 2 59 minutes, phase 3 5 minutes with its
+# evaluation, about 2 hours 25 minutes in all (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build
@@ -28,9 +35,18 @@ fi
 run=runs/agent-warmstart
 rm -rf "$run"
 start=$(date +%s)
-"$build/bin/seed-learner" --job deploy/models/agent.yaml job.run_dir="$run" "$@"
-ckpt="$run/ckpt/$(cat "$run/ckpt/latest")"
+latest() { echo "$1/ckpt/$(cat "$1/ckpt/latest")"; }
+learner() { "$build/bin/seed-learner" --job deploy/models/agent.yaml "$@"; }
+
+learner job.run_dir="$run/household" job.seed=7 model.init=random envs=household \
+    envs.0.max_steps=30 algorithm.stage0_steps=559 "$@"
+learner job.run_dir="$run/both" model.path="$(latest "$run/household")" model.init=load \
+    algorithm.stage0_steps=492 "$@"
+learner job.run_dir="$run/skills" model.path="$(latest "$run/both")" model.init=load \
+    algorithm.stage1_steps=30 model.dtype=bf16 "$@"
+
+ckpt=$(latest "$run/skills")
 cp "$ckpt/model.safetensors" deploy/models/agent/model.safetensors
-cp "$run/eval.json" deploy/models/agent/eval.json
+cp "$run/skills/eval.json" deploy/models/agent/eval.json
 echo "train_agent: $(($(date +%s) - start)) s; deploy/models/agent/ updated from $ckpt"
 cat deploy/models/agent/eval.json
