@@ -752,7 +752,7 @@ void job_defaults(job_config *job) {
     memset(job, 0, sizeof *job);
     job_copy_str(job->job.name, sizeof job->job.name, "seed-default");
     job->job.seed = 1;
-    job->job.total_steps = 40;
+    job->job.total_steps = 24; /* from the shipped agent, under 15 minutes on 2 cores */
     job->job.log_level = JOB_LOG_INFO;
 
     job->model.backend = JOB_BACKEND_CPU;
@@ -838,7 +838,7 @@ void job_defaults(job_config *job) {
 
     job->status.interval_s = 5.0;
     job->status.window = 256;
-    job->eval.every = 10;
+    job->eval.every = 12; /* the default job: before, halfway and after */
     job->eval.episodes = 32;
     job_copy_str(job->eval.split, sizeof job->eval.split, "unseen");
     job->eval.seed = 0;
