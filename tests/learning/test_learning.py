@@ -10,10 +10,11 @@ dozen steps of one group each. Checked:
   bad values of envs.N.tasks are refused with a sentence;
 - learning: over 24 RL steps the rolling training success (metrics.jsonl, the episodes
   that reached the learner) of the last 8 steps is at least 0.2 above the first record
-  (the first 16 episodes, policy versions 1-2) and at least 0.7. Measured: 0.19 at the
-  start, 0.75 over the last six of 16 steps; once the learner stepped several times
-  faster (prefix tree, OpenBLAS kernels) a 16-step run dipped mid-way (0.69 at step 5,
-  0.12 at step 10, 0.75 at 16), so the run is longer and judged on more steps.
+  (the first 16 episodes, policy versions 1-2) and at least 0.7. Measured with the
+  shipped agent that reasons before it acts (its replies need the default 64 new
+  tokens): 0.38, 0.38 and 0.50 at the start, 0.96, 0.96 and 0.91 over the last 8 steps.
+  On job seed 12's level, the one used before, it starts at 0.69, too near the top to
+  show a rise.
 
 Mode grpo, not seed: on this task seed's distillation term pulls success down (0.19 ->
 0.06 with self-written skills, -> 0.00 with the oracle's), the open finding of issue 8
@@ -32,7 +33,7 @@ import tempfile
 BIN, REPO = sys.argv[1], sys.argv[2]
 SEEDCTL = os.path.join(BIN, "seedctl")
 AGENT = os.path.join(REPO, "deploy", "models", "agent")
-JOB_SEED = 12  # task 0 of this set is a one-push level (checked below)
+JOB_SEED = 34  # task 0 of this set is a one-push level (checked below)
 LEVEL = ["envs.0.options.search_depth=3", "envs.0.max_steps=1"]
 sys.path.insert(0, os.path.join(REPO, "tests"))
 import looptools  # noqa: E402
@@ -59,7 +60,7 @@ with tempfile.TemporaryDirectory() as d:
                   "options": {"room_size": "6", "boxes": "1", "search_depth": "3"}}],
         "algorithm": {"mode": "grpo", "group_size": 8, "stage0_steps": 0, "stage1_steps": 0},
         "optim": {"lr": 2e-4, "tokens_per_step": 3500, "micro_batch_tokens": 3500},
-        "sampling": {"max_new_tokens": 48},
+        "sampling": {"max_new_tokens": 64},  # the agent reasons before it acts
         "eval": {"every": 0},
         "endpoints": {"base_port": looptools.free_base_port()},
         "checkpoint": {"every": 0, "every_minutes": 0},
