@@ -353,7 +353,7 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
     int bcap = 0, stepped = 0;
     int rc = 0;
     maybe_evaluate(l, 0);
-    while (l->step < job->job.total_steps) {
+    while (l->step < job->job.total_steps && !env_budget_spent(l)) {
         double tw = seed_now();
         pthread_mutex_lock(&l->mu);
         int waited = 0;

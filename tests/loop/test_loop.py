@@ -1351,6 +1351,36 @@ def case_credit_restart(tmp, port):
               st["step"], st["counts"]["credit_granted"]))
 
 
+def case_env_budget(tmp, port):
+    """job.max_env_steps ends RL at an env-step budget (the experiment's equal budgets):
+    the learner checks it before every step, so every step but the last began under the
+    budget, the learner says so in its log and exits 0 long before job.total_steps, and
+    seedctl launch ends with it."""
+    budget = 300
+    job = write_job(tmp, port, job__max_env_steps=budget)
+    log = open(os.path.join(tmp, "seedctl.log"), "wb")
+    ctl = subprocess.Popen([os.path.join(BIN, "seedctl"), "launch", job, "--quiet"],
+                           stdout=log, stderr=subprocess.STDOUT)
+    PROCS.append(ctl)
+    try:
+        ctl.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the job did not end at its env-step budget in 300 s:\n" +
+                             log_tail(tmp))
+    assert ctl.returncode == 0, "seedctl exited %s:\n%s" % (ctl.returncode, log_tail(tmp))
+    run = os.path.join(tmp, "run")
+    rl = [x for x in map(json.loads, open(os.path.join(run, "metrics.jsonl")))
+          if x["stage"] == 2 and "loss" in x]
+    assert 3 <= len(rl) == rl[-1]["step"] < 1000, rl[-2:]
+    assert all(x["env_steps_seen"] < budget for x in rl[:-1]), \
+        [(x["step"], x["env_steps_seen"]) for x in rl]
+    text = open(os.path.join(run, "logs", "learner.log"), errors="replace").read()
+    want = "reached max_env_steps %d at step %d" % (budget, len(rl))
+    assert want in text, (want, text[-2000:])
+    print("env_budget: stopped at step %d with %d env steps seen (budget %d)" %
+          (len(rl), rl[-1]["env_steps_seen"], budget))
+
+
 def case_launch_threads(tmp, port):
     """seedctl launch with model.threads 0 gives each role OpenMP threads from its measured
     demand (docs/DESIGN.md "Local launches"): the banner states the split and the demand
