@@ -117,7 +117,9 @@ const job_key_def job_key_table[] = {
     ENUM("optim.schedule", optim.schedule, "constant|cosine",
          "learning-rate schedule after warmup"),
     INT("optim.tokens_per_step", optim.tokens_per_step, 1, BIG,
-        "prompt + response tokens a step trains (the oldest queued groups until they reach it)"),
+        "prompt + response tokens a warm-start step trains (stage 2: with groups_per_step 0)"),
+    INT("optim.groups_per_step", optim.groups_per_step, 0, BIG,
+        "groups (tasks) a stage-2 step trains, the oldest queued first; 0: by tokens_per_step"),
     INT("optim.micro_batch_tokens", optim.micro_batch_tokens, 1, BIG,
         "tokens per forward/backward pass; at least max prompt + max_new_tokens"),
     BOOL("optim.keep_sft_moments", optim.keep_sft_moments,
@@ -798,6 +800,7 @@ void job_defaults(job_config *job) {
     job->optim.warmup_steps = 0;
     job->optim.schedule = JOB_SCHEDULE_CONSTANT;
     job->optim.tokens_per_step = 8192;
+    job->optim.groups_per_step = 4;
     job->optim.micro_batch_tokens = 4096;
     job->optim.keep_sft_moments = 0;
     job->optim.share_prefix = 1;

@@ -126,6 +126,7 @@ typedef struct job_config {
         int warmup_steps;
         int schedule;        /* job_schedule */
         int tokens_per_step; /* prompt + response tokens queued before a step starts */
+        int groups_per_step; /* stage 2: scored groups a step trains; 0: tokens_per_step */
         int micro_batch_tokens;
         int keep_sft_moments; /* bool: keep the stage 0/1 AdamW moments in stage 2 */
         int share_prefix;     /* bool: pack shared prompt prefixes once (learner/step.h) */

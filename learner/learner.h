@@ -107,6 +107,7 @@ typedef struct learner {
     uint64_t steps_ready, credit_granted;
     int outstanding_max, budget_at_max;
     uint64_t groups_in_n, groups_scored_n, groups_trained_n, episodes_trained_n;
+    int step_groups; /* groups the last stage-2 step trained (metrics.jsonl "groups") */
     uint64_t stale_hub, stale_train, malformed_groups;
     uint64_t malformed_base; /* malformed messages counted before a restart (checkpoint) */
     /* Episodes the run before a restart had dealt to analyzers and not had back (the
@@ -152,5 +153,10 @@ int learner_checkpoint_due(learner *l, int force, char *err, size_t errlen);
  * and the end of the step that trains them, and the most that may be outstanding. */
 int learner_credit_outstanding(const learner *l);
 int learner_credit_budget(const learner *l);
+/* Groups the train queue still lacks for the next step (caller holds mu; 0: a step can
+ * start): with optim.groups_per_step, that many groups not stale at the current version;
+ * without, enough groups for optim.tokens_per_step tokens (one unless the group size is
+ * measured). */
+int learner_step_short(const learner *l);
 
 #endif

@@ -311,25 +311,40 @@ int learner_credit_outstanding(const learner *l) {
     return n + (int)SEED_MIN((eps + G - 1) / G, (uint64_t)1 << 20);
 }
 
+int learner_step_short(const learner *l) {
+    const job_config *job = l->job;
+    if (job->optim.groups_per_step > 0) {
+        int fresh = 0;
+        for (int i = 0; i < l->train_q.n; i++)
+            if (!job_version_stale(job, l->train_q.v[i]->scored_group->group->policy_version,
+                                   l->version))
+                fresh++;
+        return SEED_MAX(job->optim.groups_per_step - fresh, 0);
+    }
+    if (l->train_q.tokens_total >= job->optim.tokens_per_step) return 0;
+    double short_tok = (double)(job->optim.tokens_per_step - l->train_q.tokens_total);
+    return l->tokens_per_group > 0 ? SEED_MAX((int)ceil(short_tok / l->tokens_per_group), 1)
+                                   : 1;
+}
+
 /* The most groups that may be outstanding (caller holds mu): (max_staleness + 1) steps'
  * worth, a step's worth being the moving average of groups trained per version (before
- * the first step: tokens_per_step over the measured group size; before any group: one).
- * A group granted at version v starts on v or later; the steps before it take the
- * outstanding groups oldest version first, and the step in training counts, so it is
- * trained by version v + max_staleness. Between steps the budget never stops the next
- * step from filling (no deadlock when groups grow larger than the average said). */
+ * the first step: optim.groups_per_step, or tokens_per_step over the measured group size;
+ * before any group: one). A group granted at version v starts on v or later; the steps
+ * before it take the outstanding groups oldest version first, and the step in training
+ * counts, so it is trained by version v + max_staleness. Between steps the budget never
+ * stops the next step from filling (no deadlock when groups grow larger than the average
+ * said, or queued groups went stale). */
 int learner_credit_budget(const learner *l) {
     const job_config *job = l->job;
     double g = l->groups_per_version;
+    if (g <= 0 && job->optim.groups_per_step > 0) g = job->optim.groups_per_step;
     if (g <= 0 && l->tokens_per_group > 0)
         g = ceil((double)job->optim.tokens_per_step / l->tokens_per_group);
     if (g < 1) g = 1;
     int b = (int)SEED_MIN(ceil((job->algorithm.max_staleness + 1.0) * g), 1e6);
-    if (l->training_groups == 0 && l->train_q.tokens_total < job->optim.tokens_per_step) {
-        double short_tok = (double)(job->optim.tokens_per_step - l->train_q.tokens_total);
-        int need = l->tokens_per_group > 0 ? (int)ceil(short_tok / l->tokens_per_group) : 1;
-        b = SEED_MAX(b, l->train_q.n + SEED_MAX(need, 1));
-    }
+    int need = learner_step_short(l);
+    if (l->training_groups == 0 && need > 0) b = SEED_MAX(b, l->train_q.n + need);
     return SEED_MAX(b, 1);
 }
 

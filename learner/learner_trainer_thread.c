@@ -216,6 +216,7 @@ static void append_metrics(learner *l, const learner_step_stats *s, double lr) {
                {"response_tokens", (double)s->response_tokens},
                {"q_tokens", (double)s->q_tokens},
                {"samples", (double)s->samples},
+               {"groups", (double)l->step_groups},
                {"step_seconds", s->seconds},
                {"episodes_seen", (double)l->st.counters[LEARNER_C_EPISODES]},
                {"env_steps_seen", (double)l->st.counters[LEARNER_C_ENV_STEPS]},
@@ -357,7 +358,7 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         double tw = seed_now();
         pthread_mutex_lock(&l->mu);
         int waited = 0;
-        while (!l->stopping && l->train_q.tokens_total < job->optim.tokens_per_step) {
+        while (!l->stopping && learner_step_short(l) > 0) {
             waited = 1;
             pthread_cond_wait(&l->cv, &l->mu);
         }
@@ -366,10 +367,11 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
             break;
         }
         if (stepped && !waited) l->steps_ready++; /* back to back: the batch was queued */
-        /* A step trains optim.tokens_per_step tokens: the queued groups, oldest weights
-         * version first (arrival order within one), until their tokens reach it; the rest
-         * wait for the next step. Taking every queued group made a step as large as the
-         * backlog (minutes) while versions stood still. Stale groups are dropped. */
+        /* A step trains optim.groups_per_step groups (or, with it 0, tokens_per_step
+         * tokens): the queued groups, oldest weights version first (arrival order within
+         * one), until the fresh ones reach it; the rest wait for the next step. Taking
+         * every queued group made a step as large as the backlog (minutes) while versions
+         * stood still. Stale groups are dropped. */
         const int n = l->train_q.n;
         if (n > bcap) {
             Seed__Envelope **nb = realloc(batch, sizeof *batch * (size_t)n * 2);
@@ -394,14 +396,19 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
             }
             order[k] = i;
         }
-        /* take groups in that order until the fresh ones reach the step's tokens; the
+        /* take groups in that order until the fresh ones reach the step's size; the
          * stale ones taken on the way are dropped */
-        int m = 0;
+        const int by_groups = job->optim.groups_per_step > 0;
+        int m = 0, fresh = 0;
         int64_t tokens = 0;
-        for (; m < n && tokens < job->optim.tokens_per_step; m++) {
+        for (; m < n && (by_groups ? fresh < job->optim.groups_per_step
+                                   : tokens < job->optim.tokens_per_step);
+             m++) {
             const Seed__EpisodeGroup *g = l->train_q.v[order[m]]->scored_group->group;
-            if (!job_version_stale(job, g->policy_version, l->version))
+            if (!job_version_stale(job, g->policy_version, l->version)) {
                 tokens += l->train_q.tokens[order[m]];
+                fresh++;
+            }
         }
         learner_q_take(&l->train_q, order, m, batch);
         int nb = 0;
@@ -415,6 +422,7 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
             }
         }
         l->training_groups = nb; /* outstanding until the new version is out */
+        l->step_groups = nb;
         l->wait_s += seed_now() - tw;
         pthread_mutex_unlock(&l->mu);
         if (nb == 0) continue;

@@ -88,6 +88,8 @@ static const prom_rule RULES[] = {
      "tokens of the scored groups waiting for a step"},
     {"queues.tokens_per_step", "seed_tokens_per_step", G, NULL,
      "tokens a step trains (optim.tokens_per_step)"},
+    {"queues.groups_per_step", "seed_groups_per_step", G, NULL,
+     "groups a stage-2 step trains (optim.groups_per_step; 0: sized by tokens)"},
     {"queues.actor_credit", "seed_actor_credit_groups", G, NULL,
      "groups granted to actors and not back in the hub yet"},
     {"queues.outstanding", "seed_outstanding_groups", G, NULL,

@@ -161,6 +161,7 @@ static void status_queues(cJSON *j, const learner *l) {
     cJSON_AddNumberToObject(q, "train_groups", l->train_q.n);
     cJSON_AddNumberToObject(q, "train_tokens", (double)l->train_q.tokens_total);
     cJSON_AddNumberToObject(q, "tokens_per_step", l->job->optim.tokens_per_step);
+    cJSON_AddNumberToObject(q, "groups_per_step", l->job->optim.groups_per_step);
 }
 
 /* The run's counters ("counts"), then the reason tables behind three of them. */

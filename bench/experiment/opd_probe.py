@@ -41,7 +41,7 @@ def job(run_dir, seed, mode, source, opd_tokens, steps, port):
         "algorithm": dict({"mode": mode, "group_size": 8, "stage0_steps": 0, "stage1_steps": 0},
                           **({"opd_tokens": opd_tokens} if mode != "grpo" else {})),
         "analyzer": {"skill_source": source},
-        "optim": {"lr": 2e-4, "tokens_per_step": 3500, "micro_batch_tokens": 3500},
+        "optim": {"lr": 2e-4, "groups_per_step": 0, "tokens_per_step": 3500, "micro_batch_tokens": 3500},
         "sampling": {"max_new_tokens": 48},
         "eval": {"every": 0},
         "endpoints": {"base_port": port},

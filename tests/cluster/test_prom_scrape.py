@@ -71,7 +71,7 @@ def write_job(tmp, base, metrics_port):
                   "options": {"room_size": "6", "boxes": "1"}}],
         "algorithm": {"mode": "seed", "group_size": 4, "stage0_steps": 1, "stage1_steps": 0,
                       "max_staleness": 64},
-        "optim": {"tokens_per_step": 1024, "micro_batch_tokens": 1024, "lr": 1e-4},
+        "optim": {"groups_per_step": 0, "tokens_per_step": 1024, "micro_batch_tokens": 1024, "lr": 1e-4},
         "sampling": {"max_new_tokens": 8},
         "actor": {"episodes_in_flight": 4, "groups_in_flight": 1},
         "analyzer": {"skill_source": "oracle", "batch_tokens": 4096},

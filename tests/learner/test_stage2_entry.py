@@ -38,7 +38,7 @@ def make_job(tmp, port, **over):
            "model": {"path": model, "init": "random", "threads": 1},
            "envs": [{"name": "ezpoints", "weight": 1, "split": "train", "max_steps": 2}],
            "algorithm": {"stage0_steps": 1, "stage1_steps": 0},
-           "optim": {"tokens_per_step": 1024, "micro_batch_tokens": 1024},
+           "optim": {"groups_per_step": 0, "tokens_per_step": 1024, "micro_batch_tokens": 1024},
            "sampling": {"max_new_tokens": 8},
            "endpoints": {"host": "127.0.0.1", "base_port": port}}
     for k, v in over.items():

@@ -50,7 +50,7 @@ def write_job(tmp, port, **over):
                   "options": {"room_size": "6", "boxes": "1"}}],
         "algorithm": {"mode": "seed", "group_size": 4, "stage0_steps": 1, "stage1_steps": 0,
                       "max_staleness": 64},
-        "optim": {"tokens_per_step": 1024, "micro_batch_tokens": 1024, "lr": 1e-4},
+        "optim": {"groups_per_step": 0, "tokens_per_step": 1024, "micro_batch_tokens": 1024, "lr": 1e-4},
         "sampling": {"max_new_tokens": 8},
         "actor": {"episodes_in_flight": 4, "groups_in_flight": 1},
         "analyzer": {"skill_source": "oracle", "batch_tokens": 4096},
@@ -1303,9 +1303,11 @@ def case_credit_fast_analyzer(tmp, port):
     and four groups a step keep the learner the slow role), max_staleness 1: while the
     learner trains a step and checkpoints, the next step's groups are generated and
     scored, so steps follow back to back (status learner.steps_ready counts steps whose
-    batch was queued when the step before ended), within the same bounds."""
+    batch was queued when the step before ended), within the same bounds. The step is
+    sized by optim.groups_per_step: every step trains exactly four groups (metrics.jsonl
+    "groups"), whatever their tokens, and the credit budget lets four fill (no deadlock)."""
     G = 4
-    job = write_job(tmp, port, algorithm__max_staleness=1, optim__tokens_per_step=4096)
+    job = write_job(tmp, port, algorithm__max_staleness=1, optim__groups_per_step=4)
     start("learner", job, "learner", tmp)
     start("analyzer", job, "analyzer-0", tmp)
     for i in range(2):
@@ -1314,10 +1316,14 @@ def case_credit_fast_analyzer(tmp, port):
     check_credit_bounds(st, worst, G, 2, 1)
     ready = st["learner"]["steps_ready"]
     assert ready >= 1, ("the learner waited for data before every step", st["learner"])
-    print("credit_fast_analyzer: %d steps, %d of them back to back; wait fraction %.2f; "
-          "%d of %d episodes stale" % (st["step"], ready, st["learner"]["wait_fraction"],
-                                      st["counts"]["dropped_stale"],
-                                      st["counts"]["groups_received"] * G))
+    assert st["queues"]["groups_per_step"] == 4, st["queues"]
+    rl = rl_metrics(tmp)
+    assert len(rl) >= 5 and all(x["groups"] == 4 and x["samples"] > 0 for x in rl), \
+        [(x["step"], x["groups"], x["samples"]) for x in rl]
+    print("credit_fast_analyzer: %d steps of 4 groups, %d of them back to back; wait "
+          "fraction %.2f; %d of %d episodes stale" % (
+              st["step"], ready, st["learner"]["wait_fraction"],
+              st["counts"]["dropped_stale"], st["counts"]["groups_received"] * G))
 
 
 def case_credit_restart(tmp, port):

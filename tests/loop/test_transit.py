@@ -56,7 +56,7 @@ def write_job(tmp, port):
         "envs": [{"name": "sokoban", "weight": 1, "split": "train", "max_steps": 2,
                   "options": {"room_size": "6", "boxes": "1"}}],
         "algorithm": {"mode": "seed", "group_size": G, "stage0_steps": 1, "stage1_steps": 0},
-        "optim": {"tokens_per_step": 1024, "micro_batch_tokens": 1024, "lr": 1e-4},
+        "optim": {"groups_per_step": 0, "tokens_per_step": 1024, "micro_batch_tokens": 1024, "lr": 1e-4},
         "endpoints": {"host": "127.0.0.1", "base_port": port},
         # no analyzer drains the hub here: room for every group this test sends, so the
         # learner keeps reading groups_in (the acks' grace runs only while it does)
