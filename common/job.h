@@ -48,6 +48,9 @@ typedef enum { JOB_ADV_STD = 0, JOB_ADV_MEAN = 1 } job_adv_norm;
 typedef enum { JOB_OPD_NONE = 0, JOB_OPD_DELTA = 1, JOB_OPD_IMPORTANCE = 2 } job_opd_loss;
 /* Which response tokens carry q - s: the action text only, or every token of the reply. */
 typedef enum { JOB_OPD_TOKENS_ACTION = 0, JOB_OPD_TOKENS_RESPONSE = 1 } job_opd_tokens;
+/* How a step averages its per-token losses: over all its response tokens, or per episode
+ * first (every episode weighs the same, however many steps and tokens it took). */
+typedef enum { JOB_LOSS_AGG_EPISODE = 0, JOB_LOSS_AGG_TOKEN = 1 } job_loss_agg;
 typedef enum { JOB_SKILL_SELF = 0, JOB_SKILL_ORACLE = 1, JOB_SKILL_HTTP = 2 } job_skill_source;
 typedef enum { JOB_SCHEDULE_CONSTANT = 0, JOB_SCHEDULE_COSINE = 1 } job_schedule;
 /* Same values as SEED_LOG_* (common/util.h). */
@@ -106,6 +109,7 @@ typedef struct job_config {
         double entropy_coef;
         int opd_loss;   /* job_opd_loss */
         int opd_tokens; /* job_opd_tokens */
+        int loss_agg;   /* job_loss_agg */
         double opd_loss_coef;
         double gigpo_coef;  /* weight of GiGPO's step-level advantage (0: off) */
         double gigpo_gamma; /* discount of GiGPO's step returns */

@@ -255,6 +255,7 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
     for (int i = 0; i < ng; i++) sgs[i] = groups[i]->scored_group;
     learner_samples_cfg cfg = {
         .adv_norm = job->algorithm.adv_norm,
+        .loss_agg = job->algorithm.loss_agg,
         .use_q = job->algorithm.w_opd != 0.0 || job->algorithm.opd_loss != JOB_OPD_NONE,
         .gigpo_coef = (float)job->algorithm.gigpo_coef,
         .gigpo_gamma = (float)job->algorithm.gigpo_gamma,

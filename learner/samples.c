@@ -142,6 +142,7 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                           Seed__ScoredGroup *const *groups, int ng, learner_samples_stats *st,
                           char *err, size_t errlen) {
     b->n = 0;
+    int first = 0, episodes = 0; /* the current episode's first sample; episodes trained */
     for (int gi = 0; gi < ng; gi++) {
         const Seed__ScoredGroup *sg = groups[gi];
         const Seed__EpisodeGroup *g = sg->group;
@@ -203,10 +204,20 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                 smp->adv_ep = b->adv[ei];
                 smp->adv_step = gigpo ? cfg->gigpo_coef * b->sadv[k] : 0.0f;
                 smp->sft = 0;
+                smp->agg = 0;
                 st->samples++;
             }
+            /* episode-mean: the episode's response tokens now, times the step's episodes
+             * below */
+            double ep_tokens = 0;
+            for (int i = first; i < b->n; i++) ep_tokens += b->v[i].rlen;
+            for (int i = first; i < b->n; i++) b->v[i].agg = ep_tokens;
+            if (b->n > first) episodes++;
+            first = b->n;
             ei++;
         }
     }
+    for (int i = 0; i < b->n; i++)
+        b->v[i].agg = cfg->loss_agg == JOB_LOSS_AGG_EPISODE ? b->v[i].agg * episodes : 0;
     return 0;
 }

@@ -63,6 +63,8 @@ static opts opts_parse(int argc, char **argv, int first) {
             o.sc.adv_norm = (job_adv_norm)(int)v;
         else if (!strcmp(key, "use_q"))
             o.sc.use_q = (int)v;
+        else if (!strcmp(key, "agg"))
+            o.sc.loss_agg = (int)v; /* job_loss_agg: 0 episode-mean, 1 token-mean */
         else if (!strcmp(key, "gigpo"))
             o.sc.gigpo_coef = (float)v;
         else if (!strcmp(key, "gamma"))
@@ -161,6 +163,7 @@ static cJSON *build(Seed__Envelope *e, const opts *o, learner_samples *b) {
         cJSON_AddNumberToObject(x, "step", stp);
         cJSON_AddNumberToObject(x, "adv_ep", s->adv_ep);
         cJSON_AddNumberToObject(x, "adv_step", s->adv_step);
+        cJSON_AddNumberToObject(x, "agg", s->agg);
         cJSON_AddBoolToObject(x, "behav_is_sample_logprobs", s->behav == sp->sample_logprobs);
         cJSON_AddItemToObject(x, "behav", floats(s->behav, s->rlen));
         cJSON_AddBoolToObject(x, "has_q", s->q != NULL);

@@ -151,16 +151,11 @@ def close(a, b, tol):
     return abs(a - b) <= tol * max(1.0, abs(b))
 
 
-def test_off_policy_ratio(rng):
-    sg = make_group(rng, 4, 2, policy_version=5, scored_version=6, with_q=True)
-    r = step(sg, "offpolicy", "w_opd=0.5", "c_opd=2", "clip=0.2", "dual=3", "micro=256")
-    assert r["stats"]["scored_off_version"] == 1, r["stats"]
-    smp = r["samples"]
-    assert all(x["behav_is_sample_logprobs"] and x["has_q"] for x in smp), smp
-    # torch reference of the pg term on ratio = pi_learner / pi_v (the sampling policy)
-    w, c, eps, dual = 0.5, 2.0, 0.2, 3.0
-    pg, n, kl_b, kl_s = 0.0, 0, 0.0, 0.0
-    for x, lp in zip(smp, r["logp"]):
+def pg_reference(sg, smp, logps, w, c, eps, dual):
+    """torch reference of the pg term on ratio = pi_learner / pi_v (the sampling policy):
+    per sample its token sum, token count and episode; and the ppo_kl sums on behav / s."""
+    rows, kl_b, kl_s = [], 0.0, 0.0
+    for x, lp in zip(smp, logps):
         e, t = x["episode"], x["step"]
         stp = sg.group.episodes[e].steps[t]
         sc = sg.analyses[e].steps[t]
@@ -172,10 +167,21 @@ def test_off_policy_ratio(rng):
         ratio = torch.exp((logp - behav).clamp(-20, 20))
         p = torch.maximum(-A * ratio, -A * ratio.clamp(1 - eps, 1 + eps))
         p = torch.where(A < 0, torch.minimum(p, -A * dual), p)
-        pg += p.sum().item()
-        n += len(lp)
+        rows.append((e, p.sum().item(), len(lp)))
         kl_b += (behav - logp).sum().item()
         kl_s += (s - logp).sum().item()
+    return rows, kl_b, kl_s
+
+
+def test_off_policy_ratio(rng):
+    sg = make_group(rng, 4, 2, policy_version=5, scored_version=6, with_q=True)
+    r = step(sg, "offpolicy", "w_opd=0.5", "c_opd=2", "clip=0.2", "dual=3", "micro=256",
+             "agg=1")
+    assert r["stats"]["scored_off_version"] == 1, r["stats"]
+    smp = r["samples"]
+    assert all(x["behav_is_sample_logprobs"] and x["has_q"] for x in smp), smp
+    rows, kl_b, kl_s = pg_reference(sg, smp, r["logp"], 0.5, 2.0, 0.2, 3.0)
+    pg, n = sum(p for _, p, _ in rows), sum(k for _, _, k in rows)
     st = r["steps"][0]
     assert st["applied"] and st["response_tokens"] == n, st
     # Tolerance 1e-4: log-probs from model_score vs the training forward (fp32, different
@@ -185,6 +191,33 @@ def test_off_policy_ratio(rng):
     assert not close(st["ppo_kl"], kl_s / n, 1e-2), "the ratio used the analyzer's s"
     print("ok: off-policy group uses the sampling log-probs (ppo_kl %.4f, with s it would be "
           "%.4f)" % (st["ppo_kl"], kl_s / n))
+
+
+def test_episode_mean(rng):
+    """algorithm.loss_agg episode-mean (the default): the step's loss is the mean over
+    episodes of each episode's token mean, so an episode of 9 steps weighs what one of 2
+    does; token-mean weighs every response token alike (long, lost episodes dominate)."""
+    sg = make_group(rng, 6, (1, 9), policy_version=5, scored_version=5, with_q=True)
+    r = step(sg, "epmean", "w_opd=0.5", "c_opd=2", "clip=0.2", "dual=3", "micro=256", "agg=0")
+    smp = r["samples"]
+    rows, _, _ = pg_reference(sg, smp, r["logp"], 0.5, 2.0, 0.2, 3.0)
+    per_ep = defaultdict(lambda: [0.0, 0])
+    for e, p, k in rows:
+        per_ep[e][0] += p
+        per_ep[e][1] += k
+    want = sum(p / k for p, k in per_ep.values()) / len(per_ep)
+    tok = sum(p for _, p, _ in rows) / sum(k for _, _, k in rows)
+    for x in smp:  # every sample is divided by episodes x its episode's tokens
+        assert x["agg"] == len(per_ep) * per_ep[x["episode"]][1], (x["agg"], per_ep)
+    st = r["steps"][0]
+    assert close(st["pg"], want, 1e-4), ("episode-mean pg", st["pg"], want)
+    assert not close(want, tok, 1e-2), ("the group does not tell the two apart", want, tok)
+    r1 = step(sg, "epmean_tok", "w_opd=0.5", "c_opd=2", "clip=0.2", "dual=3", "micro=256",
+              "agg=1")
+    assert all(x["agg"] == 0 for x in r1["samples"])
+    assert close(r1["steps"][0]["pg"], tok, 1e-4), ("token-mean pg", r1["steps"][0]["pg"], tok)
+    print("ok: episode-mean pg %.4f (token-mean %.4f) over %d episodes of %s tokens" % (
+        st["pg"], tok, len(per_ep), sorted(k for _, k in per_ep.values())))
 
 
 def test_gigpo_and_errors(rng):
@@ -372,6 +405,7 @@ test_overlong(rng)
 test_micro_batches(rng)
 test_shared_prefix(rng)
 test_nonfinite(rng)
+test_episode_mean(rng)
 test_moments()
 test_prompt_loss()
 test_job_check()
