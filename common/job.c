@@ -804,7 +804,7 @@ void job_defaults(job_config *job) {
     job->optim.warmup_steps = 0;
     job->optim.schedule = JOB_SCHEDULE_CONSTANT;
     job->optim.tokens_per_step = 8192;
-    job->optim.groups_per_step = 4;
+    job->optim.groups_per_step = 2;
     job->optim.micro_batch_tokens = 4096;
     job->optim.keep_sft_moments = 0;
     job->optim.share_prefix = 1;
