@@ -845,7 +845,7 @@ void job_defaults(job_config *job) {
 
     job->status.interval_s = 5.0;
     job->status.window = 64; /* 8 groups: the default job plays about 300 episodes */
-    job->eval.every = 10; /* the default job: before, halfway and after */
+    job->eval.every = 10;    /* the default job: before, halfway and after */
     job->eval.episodes = 32;
     job_copy_str(job->eval.split, sizeof job->eval.split, "unseen");
     job->eval.seed = 0;

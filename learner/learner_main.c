@@ -323,8 +323,7 @@ int learner_step_short(const learner *l) {
     }
     if (l->train_q.tokens_total >= job->optim.tokens_per_step) return 0;
     double short_tok = (double)(job->optim.tokens_per_step - l->train_q.tokens_total);
-    return l->tokens_per_group > 0 ? SEED_MAX((int)ceil(short_tok / l->tokens_per_group), 1)
-                                   : 1;
+    return l->tokens_per_group > 0 ? SEED_MAX((int)ceil(short_tok / l->tokens_per_group), 1) : 1;
 }
 
 /* The most groups that may be outstanding (caller holds mu): (max_staleness + 1) steps'
