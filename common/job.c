@@ -757,7 +757,7 @@ void job_defaults(job_config *job) {
     memset(job, 0, sizeof *job);
     job_copy_str(job->job.name, sizeof job->job.name, "seed-default");
     job->job.seed = 1;
-    job->job.total_steps = 20; /* from the shipped agent, under 15 minutes on 2 cores */
+    job->job.total_steps = 16; /* from the shipped agent, under 15 minutes on 2 cores */
     job->job.log_level = JOB_LOG_INFO;
 
     job->model.backend = JOB_BACKEND_CPU;
@@ -845,7 +845,7 @@ void job_defaults(job_config *job) {
 
     job->status.interval_s = 5.0;
     job->status.window = 64; /* 8 groups: the default job plays about 300 episodes */
-    job->eval.every = 10;    /* the default job: before, halfway and after */
+    job->eval.every = 8;     /* the default job: before, halfway and after */
     job->eval.episodes = 32;
     job_copy_str(job->eval.split, sizeof job->eval.split, "unseen");
     job->eval.seed = 0;

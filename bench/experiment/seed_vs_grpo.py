@@ -2,7 +2,7 @@
 
 usage: seed_vs_grpo.py BUILD_DIR --agent MODEL_DIR [--envs sokoban,household]
                        [--modes grpo,skill_prompt,static_skills,seed] [--seeds 3]
-                       [--env-steps 3000] [--eval-episodes 50] [--eval-every 5]
+                       [--env-steps 500] [--eval-episodes 24] [--eval-every 0]
                        [--runs DIR] [--out docs/RESULTS.md] [--timeout-min 20] [key=value ...]
 
 For every (env, mode, seed) it launches the job with `seedctl launch` (all roles on this
@@ -16,11 +16,14 @@ the paper's three claims tested on these numbers, and one PNG of curves per env
 (`seedctl plot`) beside the report. The report replaces only its own section of --out
 (between the seed_vs_grpo markers), so the file's other measurements stay.
 
-Sizing: a stage-2 step of the shipped agent (about 30k tokens) takes 30-50 s on 2 cores,
-so the default (2 envs x 4 modes x 3 seeds, 3000 env steps each) is about 12 hours
-there; not yet run at that size. On a bigger machine raise --env-steps and
---eval-episodes and the job's actors/analyzers (roles.actors=8 ...), and run several
-experiments side by side with different --runs dirs and endpoints.base_port values.
+Sizing: the defaults are the 90-minute size on 2 cores (docs/RESULTS.md gives the time
+measured): 2 envs x 4 modes x 3 seeds, 500 env steps a run (2-3 RL steps of 2 groups),
+each final checkpoint evaluated on 24 seen and 24 unseen tasks, no periodic evaluation.
+That is enough to run every mode end to end and see the spread between seeds, not to
+separate the modes. On a bigger machine raise --env-steps (20000 or more), --eval-episodes
+(100), --eval-every (5, for the 60%-of-the-steps claim) and the job's roles.actors /
+roles.analyzers, and run several experiments side by side with different --runs dirs
+and --base-port values.
 """
 import argparse
 import json

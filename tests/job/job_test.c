@@ -46,7 +46,7 @@ static void test_defaults(void) {
     char err[SEED_ERRLEN], ep[256];
     job_defaults(j);
     CHECK(!strcmp(j->job.name, "seed-default"));
-    CHECK(j->job.seed == 1 && j->job.total_steps == 20 && j->job.log_level == JOB_LOG_INFO);
+    CHECK(j->job.seed == 1 && j->job.total_steps == 16 && j->job.log_level == JOB_LOG_INFO);
     CHECK(j->model.backend == JOB_BACKEND_CPU && j->model.init == JOB_INIT_LOAD);
     CHECK(j->algorithm.stage0_steps == 0 && j->algorithm.stage1_steps == 0);
     CHECK(j->n_envs == 1 && !strcmp(j->envs[0].name, "sokoban") && j->envs[0].max_steps == 15);
