@@ -142,6 +142,8 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                           Seed__ScoredGroup *const *groups, int ng, learner_samples_stats *st,
                           char *err, size_t errlen) {
     b->n = 0;
+    /* algorithm.loss_agg episode-mean: each sample's agg = episodes x its episode's tokens */
+    const int per_episode = cfg->loss_agg == JOB_LOSS_AGG_EPISODE;
     int first = 0, episodes = 0; /* the current episode's first sample; episodes trained */
     for (int gi = 0; gi < ng; gi++) {
         const Seed__ScoredGroup *sg = groups[gi];
@@ -207,17 +209,16 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                 smp->agg = 0;
                 st->samples++;
             }
-            /* episode-mean: the episode's response tokens now, times the step's episodes
-             * below */
-            double ep_tokens = 0;
-            for (int i = first; i < b->n; i++) ep_tokens += b->v[i].rlen;
-            for (int i = first; i < b->n; i++) b->v[i].agg = ep_tokens;
-            if (b->n > first) episodes++;
-            first = b->n;
+            if (per_episode) { /* the episode's response tokens; x episodes below */
+                double ep_tokens = 0;
+                for (int i = first; i < b->n; i++) ep_tokens += b->v[i].rlen;
+                for (int i = first; i < b->n; i++) b->v[i].agg = ep_tokens;
+                episodes += b->n > first;
+                first = b->n;
+            }
             ei++;
         }
     }
-    for (int i = 0; i < b->n; i++)
-        b->v[i].agg = cfg->loss_agg == JOB_LOSS_AGG_EPISODE ? b->v[i].agg * episodes : 0;
+    for (int i = 0; per_episode && i < b->n; i++) b->v[i].agg *= episodes;
     return 0;
 }

@@ -46,6 +46,18 @@ def mean_std(xs):
     return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
+def evaluate(a, model_dir, env):
+    """seedctl eval of model_dir on the seen and unseen splits: {split: its JSON}."""
+    res = {}
+    for split in ("seen", "unseen"):
+        out = subprocess.run([os.path.join(a.build, "bin", "seedctl"), "eval", model_dir,
+                              "--env", env, "--split", split, "--episodes",
+                              str(a.eval_episodes), "--json", "envs=" + env] + a.overrides,
+                             check=True, capture_output=True, text=True).stdout
+        res[split] = json.loads(out)
+    return res
+
+
 def run_one(a, env, mode, seed, port):
     name = "exp-%s-%s-s%d" % (env, mode, seed)
     run_dir = os.path.join(a.runs, name)
@@ -70,12 +82,7 @@ def run_one(a, env, mode, seed, port):
     ckpt = os.path.join(run_dir, "ckpt", open(os.path.join(run_dir, "ckpt", "latest"))
                         .read().strip())
     res = {"env": env, "mode": mode, "seed": seed, "run_dir": run_dir, "wall_s": wall}
-    for split in ("seen", "unseen"):
-        out = subprocess.run([os.path.join(a.build, "bin", "seedctl"), "eval", ckpt,
-                              "--env", env, "--split", split, "--episodes",
-                              str(a.eval_episodes), "--json", "envs=" + env] + a.overrides,
-                             check=True, capture_output=True, text=True).stdout
-        res[split] = json.loads(out)
+    res.update(evaluate(a, ckpt, env))
     curve = []
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
         try:
@@ -94,12 +101,7 @@ def run_one(a, env, mode, seed, port):
 def eval_start(a, env):
     """The agent itself before any RL: the row every mode starts from."""
     res = {"env": env, "mode": "start", "seed": 0, "run_dir": None, "wall_s": 0.0, "curve": []}
-    for split in ("seen", "unseen"):
-        out = subprocess.run([os.path.join(a.build, "bin", "seedctl"), "eval", a.agent,
-                              "--env", env, "--split", split, "--episodes",
-                              str(a.eval_episodes), "--json", "envs=" + env] + a.overrides,
-                             check=True, capture_output=True, text=True).stdout
-        res[split] = json.loads(out)
+    res.update(evaluate(a, a.agent, env))
     return res
 
 
