@@ -94,8 +94,9 @@ static const char *jstr_or(const cJSON *o, const char *key, const char *dflt) {
     return v ? v : dflt;
 }
 
-/* The first and the last "eval_success" records of RUN/metrics.jsonl. */
-static int eval_ends(const char *run_dir, double first[2], double last[2]) {
+/* The first and the last records of RUN/metrics.jsonl with a number at key (eval_success,
+ * eval_pool_success): {step, value} each. */
+static int eval_ends(const char *run_dir, const char *key, double first[2], double last[2]) {
     char path[4200];
     snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
     FILE *f = fopen(path, "r");
@@ -105,7 +106,7 @@ static int eval_ends(const char *run_dir, double first[2], double last[2]) {
     int n = 0;
     while (getline(&line, &cap, f) > 0) {
         cJSON *r = cJSON_Parse(line);
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "eval_success");
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, key);
         if (cJSON_IsNumber(s)) {
             double v[2] = {jnum_or(r, "step", 0), s->valuedouble};
             if (!n++) memcpy(first, v, sizeof v);
@@ -143,9 +144,12 @@ int seedctl_eval_print_run(const char *run_dir) {
            jnum_or(j, "success", 0), jnum_or(j, "return", 0));
     cJSON_Delete(j);
     double first[2], last[2];
-    if (eval_ends(run_dir, first, last) > 1)
+    if (eval_ends(run_dir, "eval_success", first, last) > 1)
         printf("eval success %.3f at step %.0f -> %.3f at step %.0f\n", first[1], first[0], last[1],
                last[0]);
+    if (eval_ends(run_dir, "eval_pool_success", first, last) > 1)
+        printf("training-pool success %.3f at step %.0f -> %.3f at step %.0f\n", first[1], first[0],
+               last[1], last[0]);
     return 0;
 }
 

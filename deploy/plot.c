@@ -14,11 +14,11 @@
 
 enum { PLOT_MAX_RUNS = 16 };
 
-/* One run's points, written to a gnuplot data file: env_steps minutes train eval. */
+/* One run's points, written to a gnuplot data file: env_steps minutes train eval pool. */
 typedef struct plot_run {
     const char *dir;
     char data[1200];
-    int points, evals, skipped;
+    int points, evals, pools, skipped;
 } plot_run;
 
 /* The mean of the record's "success/..." values (NAN when it has none). */
@@ -62,16 +62,19 @@ static int read_run(plot_run *r, const char *tmp, int idx, char *err, size_t err
         }
         double steps = num(rec, "env_steps_seen"), t = num(rec, "time");
         double tr = train_success(rec), ev = num(rec, "eval_success");
+        double pl = num(rec, "eval_pool_success");
         cJSON_Delete(rec);
-        if (isnan(steps) || isnan(t) || (isnan(tr) && isnan(ev))) continue;
+        if (isnan(steps) || isnan(t) || (isnan(tr) && isnan(ev) && isnan(pl))) continue;
         if (isnan(t0)) t0 = t;
         /* "?" is gnuplot's missing value: a line skips it, points are not drawn */
-        char a[32] = "?", b[32] = "?";
+        char a[32] = "?", b[32] = "?", c[32] = "?";
         if (!isnan(tr)) snprintf(a, sizeof a, "%.6g", tr);
         if (!isnan(ev)) snprintf(b, sizeof b, "%.6g", ev);
-        fprintf(out, "%.0f %.4f %s %s\n", steps, (t - t0) / 60.0, a, b);
+        if (!isnan(pl)) snprintf(c, sizeof c, "%.6g", pl);
+        fprintf(out, "%.0f %.4f %s %s %s\n", steps, (t - t0) / 60.0, a, b, c);
         r->points++;
         r->evals += !isnan(ev);
+        r->pools += !isnan(pl);
     }
     free(line);
     fclose(in);
@@ -92,7 +95,20 @@ static void put_quoted(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
-/* One panel: column xcol of every run against train (col 3) and eval (col 4). */
+/* One series of run r: column ycol against xcol as points joined by a dashed line. */
+static void eval_series(FILE *g, const plot_run *r, int idx, const char *name, int xcol, int ycol,
+                        int dash, int pt, const char *what) {
+    fputs(", ", g);
+    put_quoted(g, r->data);
+    fprintf(g, " using %d:%d with linespoints dt %d pt %d lc %d title ", xcol, ycol, dash, pt,
+            idx + 1);
+    char t[300];
+    snprintf(t, sizeof t, "%s (%s)", name, what);
+    put_quoted(g, t);
+}
+
+/* One panel: column xcol of every run against train (col 3), eval (col 4) and the
+ * training-pool eval (col 5). */
 static void panel(FILE *g, const plot_run *runs, int n, int xcol, const char *xlabel) {
     fprintf(g, "set xlabel '%s'\nplot ", xlabel);
     for (int i = 0; i < n; i++) {
@@ -102,14 +118,8 @@ static void panel(FILE *g, const plot_run *runs, int n, int xcol, const char *xl
         put_quoted(g, runs[i].data);
         fprintf(g, " using %d:3 with lines lw 2 lc %d title ", xcol, i + 1);
         put_quoted(g, name);
-        if (runs[i].evals) {
-            fputs(", ", g);
-            put_quoted(g, runs[i].data);
-            fprintf(g, " using %d:4 with linespoints dt 2 pt 7 lc %d title ", xcol, i + 1);
-            char t[300];
-            snprintf(t, sizeof t, "%s (eval)", name);
-            put_quoted(g, t);
-        }
+        if (runs[i].evals) eval_series(g, &runs[i], i, name, xcol, 4, 2, 7, "eval");
+        if (runs[i].pools) eval_series(g, &runs[i], i, name, xcol, 5, 3, 5, "eval, training pool");
     }
     fputc('\n', g);
 }

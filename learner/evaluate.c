@@ -70,6 +70,23 @@ int learner_eval_run(learner_eval *ev, model *policy, int64_t step, learner_eval
     }
     rep->success = rep->episodes ? (double)won / rep->episodes : 0.0;
     rep->ret = played ? ret / played : 0.0;
+    /* the training pools: the k-th task of (env split, job.seed) is the actors' pool task k */
+    int pool_won = 0;
+    for (int i = 0; i < job->n_envs; i++) {
+        if (job->envs[i].tasks <= 0) continue;
+        ec.env_idx = i;
+        ec.n = job->envs[i].tasks;
+        ec.seed = job->job.seed;
+        if (env_split_parse(job->envs[i].split, &ec.split))
+            return seed_errf(err, errlen, "envs.%d.split: expected train, seen or unseen, got '%s'",
+                             i, job->envs[i].split);
+        rollout_eval_result *r = &rep->pool[rep->n_pool];
+        if (rollout_eval(&ec, r, err, errlen)) return -1;
+        rep->pool_env[rep->n_pool++] = i;
+        rep->pool_episodes += r->episodes;
+        pool_won += r->won;
+    }
+    rep->pool_success = rep->pool_episodes ? (double)pool_won / rep->pool_episodes : 0.0;
     rep->seconds = seed_now() - t0;
     return 0;
 }
@@ -88,6 +105,18 @@ char *learner_eval_json(const learner_eval_report *rep, const job_config *job) {
         cJSON *x = rollout_eval_cjson(&rep->env[i], job->envs[i].name, job->eval.split,
                                       job->eval.seed, job->eval.temperature);
         if (x) cJSON_AddItemToArray(envs, x);
+    }
+    if (rep->n_pool > 0) {
+        cJSON *pool = cJSON_AddObjectToObject(j, "pool");
+        cJSON_AddNumberToObject(pool, "success", rep->pool_success);
+        cJSON_AddNumberToObject(pool, "episodes", rep->pool_episodes);
+        cJSON *penvs = cJSON_AddArrayToObject(pool, "envs");
+        for (int k = 0; penvs && k < rep->n_pool; k++) {
+            const int i = rep->pool_env[k];
+            cJSON *x = rollout_eval_cjson(&rep->pool[k], job->envs[i].name, job->envs[i].split,
+                                          job->job.seed, job->eval.temperature);
+            if (x) cJSON_AddItemToArray(penvs, x);
+        }
     }
     char *out = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);

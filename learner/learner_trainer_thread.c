@@ -273,8 +273,9 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
 }
 
 /* Periodic evaluation (learner/evaluate.h): the report goes to metrics.jsonl (one record
- * with eval_success, eval_return and per env/family values), RUN_DIR/eval.json and the
- * status document. An evaluation that fails is logged; training goes on. */
+ * with eval_success, eval_return and per env/family values; eval_pool_success and per env
+ * with a training pool), RUN_DIR/eval.json and the status document. An evaluation that fails is
+ * logged; training goes on. */
 static void evaluate(learner *l) {
     char err[SEED_ERRLEN];
     learner_eval_report rep;
@@ -317,6 +318,13 @@ static void evaluate(learner *l) {
             cJSON_AddNumberToObject(rec, key, f->episodes ? (double)f->won / f->episodes : 0.0);
         }
     }
+    if (rep.n_pool > 0) cJSON_AddNumberToObject(rec, "eval_pool_success", rep.pool_success);
+    for (int k = 0; k < rep.n_pool; k++) {
+        const rollout_eval_result *r = &rep.pool[k];
+        char key[200];
+        snprintf(key, sizeof key, "eval_pool/success/%s", l->job->envs[rep.pool_env[k]].name);
+        cJSON_AddNumberToObject(rec, key, r->episodes ? (double)r->won / r->episodes : 0.0);
+    }
     learner_metrics_write(l, rec);
     cJSON_Delete(rec);
     char path[1200];
@@ -327,6 +335,9 @@ static void evaluate(learner *l) {
     seed_log(SEED_LOG_INFO, "eval step %lld: success %.3f return %.3f (%d %s tasks, %.1f s)",
              (long long)l->step, rep.success, rep.ret, rep.episodes, l->job->eval.split,
              rep.seconds);
+    if (rep.n_pool > 0)
+        seed_log(SEED_LOG_INFO, "eval step %lld: success %.3f on the %d training-pool tasks",
+                 (long long)l->step, rep.pool_success, rep.pool_episodes);
 }
 
 /* job.max_env_steps: the env steps of received episodes reached the budget. */

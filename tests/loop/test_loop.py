@@ -203,6 +203,10 @@ def case_launch(tmp, port):
     a bound; the status JSON has every field with sane values; the checkpoint loads in
     transformers."""
     job = write_job(tmp, port, job__total_steps=6, algorithm__stage1_steps=1, eval__every=3)
+    # a fixed training pool of 3 tasks: the evaluation also plays it
+    cfg = json.load(open(job))
+    cfg["envs"][0]["tasks"] = 3
+    json.dump(cfg, open(job, "w"), indent=1)
     log = open(os.path.join(tmp, "seedctl.log"), "wb")
     ctl = subprocess.Popen([os.path.join(BIN, "seedctl"), "launch", job, "--quiet"],
                            stdout=log, stderr=subprocess.STDOUT)
@@ -250,8 +254,17 @@ def case_launch(tmp, port):
     for x in ev:
         assert x["eval_episodes"] == 2 and 0 <= x["eval_success"] <= 1, x
         assert "eval/success/sokoban" in x and "eval/success/sokoban/sokoban" in x, x
+        assert 0 <= x["eval_pool_success"] <= 1, x
+        assert x["eval_pool/success/sokoban"] == x["eval_pool_success"], x
     report = json.load(open(os.path.join(run, "eval.json")))
     assert report["step"] == 6 and report["envs"][0]["env"] == "sokoban", report
+    # the pool part names the actors' pool: the env's split, the job's seed, 3 tasks
+    pool = report["pool"]["envs"][0]
+    assert report["pool"]["episodes"] == 3 and pool["episodes"] == 3, report
+    assert pool["split"] == "train" and pool["seed"] == cfg["job"].get("seed", 1), report
+    printed = open(os.path.join(tmp, "seedctl.log")).read()
+    assert "training-pool success %.3f at step 0" % ev[0]["eval_pool_success"] in printed, \
+        printed[-2000:]
     check_tensorboard(run, lines)
     ckpt = os.path.join(run, "ckpt", open(os.path.join(run, "ckpt", "latest")).read().strip())
     state = json.load(open(os.path.join(ckpt, "trainer_state.json")))

@@ -80,6 +80,29 @@ with tempfile.TemporaryDirectory() as d:
         n = count_colour(rows, bpp, rgb)
         assert n > 400, "run %s drew %d pixels of its colour" % (name, n)
 
+    # the evaluation on a training pool (eval_pool_success) is a series of its own: the same
+    # run with it draws more of the run's colour than without it
+    import json
+    drawn = []
+    for with_pool in (False, True):
+        run = os.path.join(d, "pool%d" % with_pool)
+        os.makedirs(run)
+        with open(os.path.join(run, "metrics.jsonl"), "w") as f:
+            for line in open(os.path.join(HERE, "seed", "metrics.jsonl")):
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if with_pool and "eval_success" in rec:
+                    rec["eval_pool_success"] = 1.0 - rec["eval_success"]
+                f.write(json.dumps(rec) + "\n")
+        png = os.path.join(d, "pool%d.png" % with_pool)
+        p = subprocess.run([SEEDCTL, "plot", run, "-o", png], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        w, h, bpp, rows = decode_png(png)
+        drawn.append(count_colour(rows, bpp, (0x94, 0x00, 0xD3)))
+    assert drawn[1] > drawn[0] + 200, "the training-pool series drew nothing: %s" % drawn
+
     def fails(args, want):
         p = subprocess.run([SEEDCTL, "plot"] + args, capture_output=True, text=True)
         assert p.returncode != 0 and want in p.stderr, (args, p.returncode, p.stderr)
@@ -91,4 +114,4 @@ with tempfile.TemporaryDirectory() as d:
     open(os.path.join(empty, "metrics.jsonl"), "w").write('{"step": 1}\n')
     fails([empty], "no record with env_steps_seen")
     fails([empty, "--bogus"], "unknown option '--bogus'")
-print("plot: 1400x520 PNG with both runs drawn; errors named")
+print("plot: 1400x520 PNG with both runs drawn, the training-pool series too; errors named")
