@@ -770,6 +770,9 @@ void job_defaults(job_config *job) {
     job->envs[0].max_steps = 15;
     env_option_set(&job->envs[0], "", "room_size", "6", NULL, 0);
     env_option_set(&job->envs[0], "", "boxes", "1", NULL, 0);
+    /* a fixed training set of 8 levels, as an RL dataset: within 15 minutes on 2 cores the
+     * policy gets better on the levels it trains on (eval_pool_success), not yet on new ones */
+    job->envs[0].tasks = 8;
 
     job->algorithm.mode = JOB_MODE_SEED;
     job->algorithm.group_size = 8;
@@ -793,7 +796,7 @@ void job_defaults(job_config *job) {
     job->algorithm.stage1_steps = 0;
     job->algorithm.stage0_samples_per_episode = 0;
 
-    job->optim.lr = 5e-5;
+    job->optim.lr = 1e-4;
     job->optim.sft_lr = 1e-3;
     job->optim.sft_prompt_weight = 0.0;
     job->optim.betas[0] = 0.9;
@@ -809,7 +812,7 @@ void job_defaults(job_config *job) {
     job->optim.keep_sft_moments = 0;
     job->optim.share_prefix = 1;
 
-    job->sampling.temperature = 1.0;
+    job->sampling.temperature = 0.7; /* the shipped agent's T = 1 replies garble 15% of steps */
     job->sampling.top_p = 1.0;
     job->sampling.top_k = 0;
     job->sampling.max_new_tokens = 64;

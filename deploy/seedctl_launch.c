@@ -98,6 +98,9 @@ typedef struct launcher {
     wire_sockopts status_opts;
     double status_sent, next_status, started;
     int status_fails;
+    /* the first evaluation the status showed: success, training-pool success (NAN: none) */
+    double eval0, pool0;
+    int eval0_set;
     int sfd, lock_fd;
     double last_step;
     char json_path[PATH_MAX + 32];
@@ -603,6 +606,17 @@ static void progress_line(launcher *L, const cJSON *j) {
         n += snprintf(line + n, sizeof line - n, "  tok/s %s", seedctl_human(v, b, sizeof b));
     if (seedctl_jnum(j, "throughput.tokens_per_s.training", &v))
         n += snprintf(line + n, sizeof line - n, " (train %s)", seedctl_human(v, b, sizeof b));
+    /* the periodic evaluation: the first one seen -> the latest, and on the training pool */
+    double es, estep;
+    if (seedctl_jnum(j, "eval.success", &es) && seedctl_jnum(j, "eval.step", &estep)) {
+        double ps = NAN;
+        if (!seedctl_jnum(j, "eval.pool.success", &ps)) ps = NAN;
+        if (!L->eval0_set) L->eval0 = es, L->pool0 = ps, L->eval0_set = 1;
+        n += snprintf(line + n, sizeof line - n, "  eval %.3f->%.3f", L->eval0, es);
+        if (!isnan(ps) && !isnan(L->pool0))
+            n += snprintf(line + n, sizeof line - n, " pool %.3f->%.3f", L->pool0, ps);
+        n += snprintf(line + n, sizeof line - n, " @%.0f", estep);
+    }
     int run[3] = {0, 0, 0};
     for (int i = 0; i < N_KIDS; i++)
         if (L->kids[i].pid > 0) run[L->kids[i].role]++;

@@ -50,15 +50,16 @@ static void test_defaults(void) {
     CHECK(j->model.backend == JOB_BACKEND_CPU && j->model.init == JOB_INIT_LOAD);
     CHECK(j->algorithm.stage0_steps == 0 && j->algorithm.stage1_steps == 0);
     CHECK(j->n_envs == 1 && !strcmp(j->envs[0].name, "sokoban") && j->envs[0].max_steps == 15);
+    CHECK(j->envs[0].tasks == 8);
     CHECK(j->envs[0].n_options == 2 && !strcmp(j->envs[0].options[0].key, "room_size") &&
           !strcmp(j->envs[0].options[0].value, "6"));
     CHECK(j->algorithm.mode == JOB_MODE_SEED && j->algorithm.group_size == 8);
     CHECK(j->algorithm.history == 2 && j->algorithm.invalid_penalty == 0.1);
     CHECK(j->algorithm.clip_eps == 0.2 && j->algorithm.dual_clip == 3.0);
     CHECK(j->algorithm.kl_beta == 0.01 && j->algorithm.max_staleness == 1);
-    CHECK(j->optim.betas[0] == 0.9 && j->optim.betas[1] == 0.999 && j->optim.lr == 5e-5);
+    CHECK(j->optim.betas[0] == 0.9 && j->optim.betas[1] == 0.999 && j->optim.lr == 1e-4);
     CHECK(j->optim.groups_per_step == 2 && j->optim.tokens_per_step == 8192);
-    CHECK(j->sampling.temperature == 1.0 && j->sampling.max_new_tokens == 64);
+    CHECK(j->sampling.temperature == 0.7 && j->sampling.max_new_tokens == 64);
     CHECK(j->roles.actors == 2 && j->roles.analyzers == 1);
     CHECK(j->endpoints.base_port == 5550 && !strcmp(j->endpoints.host, "127.0.0.1"));
     CHECK(j->job.run_dir[0] == 0 && j->endpoints.status[0] == 0);

@@ -206,9 +206,10 @@ def case_launch(tmp, port):
     # a fixed training pool of 3 tasks: the evaluation also plays it
     cfg = json.load(open(job))
     cfg["envs"][0]["tasks"] = 3
+    cfg["status"] = {"interval_s": 1.0}  # progress lines (not --quiet) once a second
     json.dump(cfg, open(job, "w"), indent=1)
     log = open(os.path.join(tmp, "seedctl.log"), "wb")
-    ctl = subprocess.Popen([os.path.join(BIN, "seedctl"), "launch", job, "--quiet"],
+    ctl = subprocess.Popen([os.path.join(BIN, "seedctl"), "launch", job],
                            stdout=log, stderr=subprocess.STDOUT)
     PROCS.append(ctl)
     first_seen, lag = {}, {}
@@ -265,6 +266,11 @@ def case_launch(tmp, port):
     printed = open(os.path.join(tmp, "seedctl.log")).read()
     assert "training-pool success %.3f at step 0" % ev[0]["eval_pool_success"] in printed, \
         printed[-2000:]
+    # the progress line shows the first evaluation -> the latest, on the pool too
+    first = "eval %.3f->" % ev[0]["eval_success"]
+    pool0 = " pool %.3f->" % ev[0]["eval_pool_success"]
+    shown = [x for x in printed.splitlines() if first in x and pool0 in x and " @" in x]
+    assert shown, printed[-3000:]
     check_tensorboard(run, lines)
     ckpt = os.path.join(run, "ckpt", open(os.path.join(run, "ckpt", "latest")).read().strip())
     state = json.load(open(os.path.join(ckpt, "trainer_state.json")))
