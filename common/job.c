@@ -805,7 +805,7 @@ void job_defaults(job_config *job) {
     job->optim.weight_decay = 0.0;
     job->optim.max_grad_norm = 1.0;
     job->optim.warmup_steps = 0;
-    job->optim.schedule = JOB_SCHEDULE_CONSTANT;
+    job->optim.schedule = JOB_SCHEDULE_COSINE; /* keeps what the default job learns (RESULTS) */
     job->optim.tokens_per_step = 8192;
     job->optim.groups_per_step = 2;
     job->optim.micro_batch_tokens = 4096;

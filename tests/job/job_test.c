@@ -59,6 +59,7 @@ static void test_defaults(void) {
     CHECK(j->algorithm.kl_beta == 0.01 && j->algorithm.max_staleness == 1);
     CHECK(j->optim.betas[0] == 0.9 && j->optim.betas[1] == 0.999 && j->optim.lr == 1e-4);
     CHECK(j->optim.groups_per_step == 2 && j->optim.tokens_per_step == 8192);
+    CHECK(j->optim.schedule == JOB_SCHEDULE_COSINE);
     CHECK(j->sampling.temperature == 0.7 && j->sampling.max_new_tokens == 64);
     CHECK(j->roles.actors == 2 && j->roles.analyzers == 1);
     CHECK(j->endpoints.base_port == 5550 && !strcmp(j->endpoints.host, "127.0.0.1"));

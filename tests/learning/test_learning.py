@@ -59,7 +59,8 @@ with tempfile.TemporaryDirectory() as d:
         "envs": [{"name": "sokoban", "weight": 1, "split": "train", "max_steps": 1, "tasks": 1,
                   "options": {"room_size": "6", "boxes": "1", "search_depth": "3"}}],
         "algorithm": {"mode": "grpo", "group_size": 8, "stage0_steps": 0, "stage1_steps": 0},
-        "optim": {"lr": 2e-4, "groups_per_step": 0, "tokens_per_step": 3500, "micro_batch_tokens": 3500},
+        "optim": {"lr": 2e-4, "schedule": "constant", "groups_per_step": 0, "tokens_per_step": 3500,
+                  "micro_batch_tokens": 3500},
         "sampling": {"max_new_tokens": 64},  # the agent reasons before it acts
         "eval": {"every": 0},
         "endpoints": {"base_port": looptools.free_base_port()},
