@@ -80,9 +80,8 @@ int learner_eval_run(learner_eval *ev, model *policy, int64_t step, learner_eval
         if (env_split_parse(job->envs[i].split, &ec.split))
             return seed_errf(err, errlen, "envs.%d.split: expected train, seen or unseen, got '%s'",
                              i, job->envs[i].split);
-        rollout_eval_result *r = &rep->pool[rep->n_pool];
+        rollout_eval_result *r = &rep->pool[i];
         if (rollout_eval(&ec, r, err, errlen)) return -1;
-        rep->pool_env[rep->n_pool++] = i;
         rep->pool_episodes += r->episodes;
         pool_won += r->won;
     }
@@ -106,14 +105,14 @@ char *learner_eval_json(const learner_eval_report *rep, const job_config *job) {
                                       job->eval.seed, job->eval.temperature);
         if (x) cJSON_AddItemToArray(envs, x);
     }
-    if (rep->n_pool > 0) {
+    if (rep->pool_episodes > 0) {
         cJSON *pool = cJSON_AddObjectToObject(j, "pool");
         cJSON_AddNumberToObject(pool, "success", rep->pool_success);
         cJSON_AddNumberToObject(pool, "episodes", rep->pool_episodes);
         cJSON *penvs = cJSON_AddArrayToObject(pool, "envs");
-        for (int k = 0; penvs && k < rep->n_pool; k++) {
-            const int i = rep->pool_env[k];
-            cJSON *x = rollout_eval_cjson(&rep->pool[k], job->envs[i].name, job->envs[i].split,
+        for (int i = 0; penvs && i < job->n_envs; i++) {
+            if (job->envs[i].tasks <= 0) continue;
+            cJSON *x = rollout_eval_cjson(&rep->pool[i], job->envs[i].name, job->envs[i].split,
                                           job->job.seed, job->eval.temperature);
             if (x) cJSON_AddItemToArray(penvs, x);
         }

@@ -32,10 +32,10 @@ typedef struct learner_eval_report {
     int episodes;
     int n_envs;
     rollout_eval_result env[JOB_MAX_ENVS];
-    /* the training pools: pool[k] is env pool_env[k]'s pool (n_pool 0: no env has one) */
+    /* the training pools: pool[i] is env i's (played when envs[i].tasks > 0); pool_episodes
+     * 0: no env has one */
     double pool_success;
-    int pool_episodes, n_pool;
-    int pool_env[JOB_MAX_ENVS];
+    int pool_episodes;
     rollout_eval_result pool[JOB_MAX_ENVS];
 } learner_eval_report;
 

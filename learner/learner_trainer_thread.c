@@ -318,11 +318,12 @@ static void evaluate(learner *l) {
             cJSON_AddNumberToObject(rec, key, f->episodes ? (double)f->won / f->episodes : 0.0);
         }
     }
-    if (rep.n_pool > 0) cJSON_AddNumberToObject(rec, "eval_pool_success", rep.pool_success);
-    for (int k = 0; k < rep.n_pool; k++) {
-        const rollout_eval_result *r = &rep.pool[k];
+    if (rep.pool_episodes > 0) cJSON_AddNumberToObject(rec, "eval_pool_success", rep.pool_success);
+    for (int i = 0; i < l->job->n_envs; i++) {
+        const rollout_eval_result *r = &rep.pool[i];
+        if (l->job->envs[i].tasks <= 0) continue;
         char key[200];
-        snprintf(key, sizeof key, "eval_pool/success/%s", l->job->envs[rep.pool_env[k]].name);
+        snprintf(key, sizeof key, "eval_pool/success/%s", l->job->envs[i].name);
         cJSON_AddNumberToObject(rec, key, r->episodes ? (double)r->won / r->episodes : 0.0);
     }
     learner_metrics_write(l, rec);
@@ -335,7 +336,7 @@ static void evaluate(learner *l) {
     seed_log(SEED_LOG_INFO, "eval step %lld: success %.3f return %.3f (%d %s tasks, %.1f s)",
              (long long)l->step, rep.success, rep.ret, rep.episodes, l->job->eval.split,
              rep.seconds);
-    if (rep.n_pool > 0)
+    if (rep.pool_episodes > 0)
         seed_log(SEED_LOG_INFO, "eval step %lld: success %.3f on the %d training-pool tasks",
                  (long long)l->step, rep.pool_success, rep.pool_episodes);
 }
