@@ -25,15 +25,16 @@ the paper's three claims tested on these numbers, and one PNG of curves per env
 (between the seed_vs_grpo markers), so the file's other measurements stay.
 
 Sizing: the defaults are the 90-minute size on 2 cores (docs/RESULTS.md gives the time
-measured): sokoban x 4 modes x 3 seeds, 1200 env steps a run (about 6 RL steps of 2
+measured): sokoban x 4 modes x 3 seeds, 1200 env steps a run (8 RL steps of 2
 groups), pool and periodic evaluation every 2 steps, each final checkpoint evaluated on
 its pool and 24 unseen tasks. Household is left out by default: the shipped agent wins
 3% of it greedily, and one RL step of 2 household groups is already about 1,500 env
-steps (docs/RESULTS.md has the run at the old size, where every mode stayed at the
-start). On a bigger machine add --envs sokoban,household, raise --env-steps (20000 or
-more), --pool (64, or 0 for fresh levels), --eval-episodes (100) and the job's
-roles.actors / roles.analyzers, and run several experiments side by side with different
---runs dirs and --base-port values.
+steps (docs/RESULTS.md: at the old size every mode stayed at the start). On a bigger
+machine add --envs sokoban,household, raise --env-steps (20000 or more), --pool (64, or 0
+for fresh levels), --eval-episodes (100) and the job's roles.actors / roles.analyzers,
+and run several experiments side by side with different --runs dirs and --base-port
+values. A --runs dir holds one --pool: its results.jsonl records it and a rerun with
+another is refused.
 """
 import argparse
 import json
@@ -104,15 +105,16 @@ def run_one(a, env, mode, seed, port):
                            (name, p.returncode, run_dir))
     ckpt = os.path.join(run_dir, "ckpt", open(os.path.join(run_dir, "ckpt", "latest"))
                         .read().strip())
-    res = {"env": env, "mode": mode, "seed": seed, "run_dir": run_dir, "wall_s": wall}
+    res = {"env": env, "mode": mode, "seed": seed, "pool_size": a.pool, "run_dir": run_dir,
+           "wall_s": wall}
     res.update(evaluate(a, ckpt, env, seed))
     curve = []
+    key = "eval_pool_success" if a.pool > 0 else "eval_success"
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
         try:
             rec = json.loads(line)
         except ValueError:
             continue
-        key = "eval_pool_success" if a.pool > 0 else "eval_success"
         if key in rec:
             curve.append((rec["env_steps_seen"], rec[key]))
         if rec.get("stage") == 2 and "loss" in rec:
@@ -125,8 +127,8 @@ def run_one(a, env, mode, seed, port):
 def eval_start(a, env, seed):
     """The agent itself before any RL, on the pool of job seed `seed`: the row every mode
     starts from."""
-    res = {"env": env, "mode": "start", "seed": seed, "run_dir": None, "wall_s": 0.0,
-           "curve": []}
+    res = {"env": env, "mode": "start", "seed": seed, "pool_size": a.pool, "run_dir": None,
+           "wall_s": 0.0, "curve": []}
     res.update(evaluate(a, a.agent, env, seed))
     return res
 
@@ -252,6 +254,11 @@ def main():
     results = []
     if os.path.exists(done_path):
         results = [json.loads(x) for x in open(done_path) if x.strip()]
+    for r in results:  # one pool size per runs dir: its rows would not share columns
+        if r.get("pool_size", 0) != a.pool:
+            sys.exit("seed_vs_grpo: %s holds %s %s seed %d run with --pool %d, not %d; use "
+                     "another --runs dir" % (done_path, r["env"], r["mode"], r["seed"],
+                                             r.get("pool_size", 0), a.pool))
     done = {(r["env"], r["mode"], r["seed"]) for r in results}
     first = first_split(a)
     for env in a.envs:  # the agent before RL, evaluated the same way (each seed's pool)
