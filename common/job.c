@@ -86,6 +86,9 @@ const job_key_def job_key_table[] = {
          "explicit OPD loss term"),
     ENUM("algorithm.opd_tokens", algorithm.opd_tokens, "action|response",
          "tokens that carry q-s: the <action> text, or every reply token (think text too)"),
+    ENUM("algorithm.opd_baseline", algorithm.opd_baseline, "none|group",
+         "q-s as scored, or less its mean over the group's distilled tokens (removes the "
+         "-KL(pi||q) drift every sampled token shares; keeps which tokens the skill favours)"),
     ENUM("algorithm.loss_agg", algorithm.loss_agg, "episode-mean|token-mean",
          "loss average of a step: each episode's token mean, averaged over episodes (a long "
          "episode weighs as much as a short one), or the mean over every response token"),
@@ -788,6 +791,7 @@ void job_defaults(job_config *job) {
     job->algorithm.opd_loss = JOB_OPD_NONE;
     job->algorithm.opd_loss_coef = 0.0;
     job->algorithm.opd_tokens = JOB_OPD_TOKENS_ACTION;
+    job->algorithm.opd_baseline = JOB_OPD_BASELINE_NONE;
     job->algorithm.loss_agg = JOB_LOSS_AGG_EPISODE;
     job->algorithm.gigpo_coef = 0.0;
     job->algorithm.gigpo_gamma = 0.95;

@@ -48,6 +48,8 @@ typedef enum { JOB_ADV_STD = 0, JOB_ADV_MEAN = 1 } job_adv_norm;
 typedef enum { JOB_OPD_NONE = 0, JOB_OPD_DELTA = 1, JOB_OPD_IMPORTANCE = 2 } job_opd_loss;
 /* Which response tokens carry q - s: the action text only, or every token of the reply. */
 typedef enum { JOB_OPD_TOKENS_ACTION = 0, JOB_OPD_TOKENS_RESPONSE = 1 } job_opd_tokens;
+/* What q - s is measured from: zero, or the mean q - s over the group's distilled tokens. */
+typedef enum { JOB_OPD_BASELINE_NONE = 0, JOB_OPD_BASELINE_GROUP = 1 } job_opd_baseline;
 /* How a step averages its per-token losses: over all its response tokens, or per episode
  * first (every episode weighs the same, however many steps and tokens it took). */
 typedef enum { JOB_LOSS_AGG_EPISODE = 0, JOB_LOSS_AGG_TOKEN = 1 } job_loss_agg;
@@ -107,9 +109,10 @@ typedef struct job_config {
         double dual_clip; /* <= 1: off */
         double kl_beta;
         double entropy_coef;
-        int opd_loss;   /* job_opd_loss */
-        int opd_tokens; /* job_opd_tokens */
-        int loss_agg;   /* job_loss_agg */
+        int opd_loss;     /* job_opd_loss */
+        int opd_tokens;   /* job_opd_tokens */
+        int opd_baseline; /* job_opd_baseline */
+        int loss_agg;     /* job_loss_agg */
         double opd_loss_coef;
         double gigpo_coef;  /* weight of GiGPO's step-level advantage (0: off) */
         double gigpo_gamma; /* discount of GiGPO's step returns */

@@ -78,6 +78,8 @@ static const mode_rule MODE_RULES[] = {
      "the mode has no distillation term", NULL},
     {"algorithm.opd_tokens", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
      "the mode has no distillation term", NULL},
+    {"algorithm.opd_baseline", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
+     "the mode has no distillation term", NULL},
     {"algorithm.skill_library", MODE_BIT(SEED) | MODE_BIT(GRPO), NULL,
      "only skill_prompt and static_skills read a skill library", NULL},
     {"analyzer.skill_source", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
@@ -125,6 +127,11 @@ static int check_mode_keys(job_config *job, char *err, size_t errlen) {
                        "none (expected 0, or opd_loss delta or importance)",
                        val);
     }
+    if (!rc && job->algorithm.opd_baseline != JOB_OPD_BASELINE_NONE &&
+        job->algorithm.w_opd == 0.0 && job->algorithm.opd_loss == JOB_OPD_NONE)
+        rc = seed_errf(err, errlen,
+                       "algorithm.opd_baseline: 'group' cannot be honoured with algorithm.w_opd "
+                       "0 and opd_loss none: nothing uses q-s (expected none, or w_opd > 0)");
     free(def);
     free(neu);
     return rc;

@@ -260,6 +260,7 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
         .gigpo_coef = (float)job->algorithm.gigpo_coef,
         .gigpo_gamma = (float)job->algorithm.gigpo_gamma,
         .tk = job->algorithm.opd_tokens == JOB_OPD_TOKENS_ACTION ? l->tk : NULL,
+        .opd_baseline = job->algorithm.opd_baseline,
     };
     learner_samples_stats st;
     memset(&st, 0, sizeof st);

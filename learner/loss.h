@@ -49,6 +49,9 @@ typedef struct learner_loss_in {
     /* q - s counts on tokens [q_lo, q_hi) only (algorithm.opd_tokens action: the action
      * text); q_hi 0: on every token */
     int q_lo, q_hi;
+    /* the shift is q - s - q_base: algorithm.opd_baseline group's mean over the group's
+     * distilled tokens, or 0 */
+    float q_base;
 } learner_loss_in;
 
 /* Sums of the loss terms over the tokens given (each already divided by denom). */

@@ -138,6 +138,23 @@ void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int 
     }
 }
 
+/* algorithm.opd_baseline group: the mean q - s over the tokens of a group's samples that
+ * carry it, which every sample of the group then subtracts. In expectation q - s on a
+ * sampled token is -KL(pi || q) whatever the token; the group's mean takes that common
+ * part out and leaves how the skill ranks one sampled token against the others. */
+static void group_opd_baseline(learner_sample *v, int n) {
+    double sum = 0.0;
+    long count = 0;
+    for (int i = 0; i < n; i++) {
+        if (!v[i].q) continue;
+        const int lo = v[i].q_hi > 0 ? v[i].q_lo : 0, hi = v[i].q_hi > 0 ? v[i].q_hi : v[i].rlen;
+        for (int t = lo; t < hi; t++) sum += (double)v[i].q[t] - v[i].s[t];
+        count += hi - lo;
+    }
+    const float base = count > 0 ? (float)(sum / (double)count) : 0.0f;
+    for (int i = 0; i < n; i++) v[i].q_base = v[i].q ? base : 0.0f;
+}
+
 int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                           Seed__ScoredGroup *const *groups, int ng, learner_samples_stats *st,
                           char *err, size_t errlen) {
@@ -173,6 +190,7 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
             step_advantages(b, cfg, g, nsteps);
         }
         int ei = 0, k = 0;
+        const int gfirst = b->n; /* the group's first sample */
         for (size_t e = 0; e < g->n_episodes; e++) {
             const Seed__Episode *ep = g->episodes[e];
             if (is_error(ep)) continue;
@@ -218,6 +236,8 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
             }
             ei++;
         }
+        if (cfg->opd_baseline == JOB_OPD_BASELINE_GROUP)
+            group_opd_baseline(b->v + gfirst, b->n - gfirst);
     }
     for (int i = 0; per_episode && i < b->n; i++) b->v[i].agg *= episodes;
     return 0;

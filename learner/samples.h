@@ -36,7 +36,8 @@ typedef struct learner_samples_cfg {
     /* algorithm.opd_tokens action: the tokenizer that finds each reply's action text (q - s
      * counts there only; a reply without one gets no q); NULL: every reply token */
     const tok *tk;
-    int loss_agg; /* job_loss_agg: episode-mean sets each sample's agg */
+    int loss_agg;     /* job_loss_agg: episode-mean sets each sample's agg */
+    int opd_baseline; /* job_opd_baseline: group sets each sample's q_base */
 } learner_samples_cfg;
 
 typedef struct learner_samples_stats {

@@ -420,7 +420,8 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
                                       want_ent ? t->c_ent + k0 : NULL,
                                       t->c_adv + k0,
                                       sp->q_lo,
-                                      sp->q_hi};
+                                      sp->q_hi,
+                                      sp->q_base};
                 learner_loss_tokens(&t->loss, &in, sp->agg > 0 ? sp->agg : denom, t->c_dlogp + k0,
                                     t->c_dent + k0, &lo);
             }

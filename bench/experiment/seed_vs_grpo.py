@@ -35,6 +35,12 @@ for fresh levels), --eval-episodes (100) and the job's roles.actors / roles.anal
 and run several experiments side by side with different --runs dirs and --base-port
 values. A --runs dir holds one --pool: its results.jsonl records it and a rerun with
 another is refused.
+
+Variants: a --modes entry NAME=MODE:key=value:... runs MODE with those job overrides
+under its own name, e.g. `--modes grpo,seed,seed-w10=seed:algorithm.w_opd=10`; every
+variant of seed is held against grpo in the claims. Each row of results.jsonl records the
+overrides it ran with (the command line's and the variant's), and a rerun that would give
+a done row other overrides is refused.
 """
 import argparse
 import json
@@ -57,12 +63,27 @@ def mean_std(xs):
     return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
+def parse_mode(spec):
+    """'grpo' or 'NAME=MODE:key=value:...' -> (name, mode, [key=value, ...])."""
+    if "=" not in spec.split(":")[0]:
+        return spec, spec, []
+    name, rest = spec.split("=", 1)
+    parts = rest.split(":")
+    if not name or not all(c.isalnum() or c in "-_" for c in name) or not parts[0]:
+        sys.exit("seed_vs_grpo: --modes entry %r: expected NAME=MODE:key=value:... with NAME "
+                 "of letters, digits, - and _" % spec)
+    bad = [x for x in parts[1:] if "=" not in x]
+    if bad:
+        sys.exit("seed_vs_grpo: --modes entry %r: %r is not key=value" % (spec, bad[0]))
+    return name, parts[0], parts[1:]
+
+
 def first_split(a):
     """The first column of the table: the training pool, or the seen split without one."""
     return "pool" if a.pool > 0 else "seen"
 
 
-def evaluate(a, model_dir, env, seed):
+def evaluate(a, model_dir, env, seed, extra=()):
     """seedctl eval of model_dir on the run's pool (or the seen split) and the unseen split:
     {split: its JSON}. The pool is the K train tasks of the job seed, the levels it trained
     on; the unseen tasks are the same for every run (eval seed 0)."""
@@ -75,14 +96,16 @@ def evaluate(a, model_dir, env, seed):
     for name, split, eval_seed, n in sets:
         out = subprocess.run([os.path.join(a.build, "bin", "seedctl"), "eval", model_dir,
                               "--env", env, "--split", split, "--seed", str(eval_seed),
-                              "--episodes", str(n), "--json", "envs=" + env] + a.overrides,
+                              "--episodes", str(n), "--json", "envs=" + env] + a.overrides +
+                             list(extra),
                              check=True, capture_output=True, text=True).stdout
         res[name] = json.loads(out)
     return res
 
 
-def run_one(a, env, mode, seed, port):
-    name = "exp-%s-%s-s%d" % (env, mode, seed)
+def run_one(a, env, spec, seed, port):
+    label, mode, extra = spec
+    name = "exp-%s-%s-s%d" % (env, label, seed)
     run_dir = os.path.join(a.runs, name)
     over = ["job.name=" + name, "job.run_dir=" + run_dir, "job.seed=%d" % seed,
             "job.total_steps=100000", "job.max_env_steps=%d" % a.env_steps,
@@ -91,7 +114,7 @@ def run_one(a, env, mode, seed, port):
             "envs=" + env, "envs.0.tasks=%d" % a.pool, "optim.schedule=constant",
             "eval.every=%d" % a.eval_every,
             "eval.episodes=%d" % a.eval_episodes_train, "eval.seed=%d" % 1000,
-            "endpoints.base_port=%d" % port] + a.overrides
+            "endpoints.base_port=%d" % port] + a.overrides + extra
     if mode in ("grpo", "skill_prompt", "static_skills"):
         over.append("analyzer.skill_source=self")
     os.makedirs(run_dir, exist_ok=True)
@@ -105,9 +128,9 @@ def run_one(a, env, mode, seed, port):
                            (name, p.returncode, run_dir))
     ckpt = os.path.join(run_dir, "ckpt", open(os.path.join(run_dir, "ckpt", "latest"))
                         .read().strip())
-    res = {"env": env, "mode": mode, "seed": seed, "pool_size": a.pool, "run_dir": run_dir,
-           "wall_s": wall}
-    res.update(evaluate(a, ckpt, env, seed))
+    res = {"env": env, "mode": label, "base_mode": mode, "overrides": a.overrides + extra,
+           "seed": seed, "pool_size": a.pool, "run_dir": run_dir, "wall_s": wall}
+    res.update(evaluate(a, ckpt, env, seed, extra))
     curve = []
     key = "eval_pool_success" if a.pool > 0 else "eval_success"
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
@@ -170,7 +193,7 @@ def report(a, results):
     for r in results:
         by.setdefault((r["env"], r["mode"]), []).append(r)
     for env in a.envs:
-        for mode in ["start"] + a.modes:
+        for mode in ["start"] + a.labels:
             rs = by.get((env, mode), [])
             if not rs:
                 continue
@@ -188,15 +211,16 @@ def report(a, results):
     for env in a.envs:
         for seed in range(a.seeds):
             row = []
-            for mode in ["start"] + a.modes:
+            for mode in ["start"] + a.labels:
                 r = [x for x in by.get((env, mode), []) if x["seed"] == seed]
                 if r:
                     row.append("%s %.3f" % (mode, r[0][first]["success"]))
             if row:
                 lines.append("- %s, seed %d: %s" % (env, seed, ", ".join(row)))
     lines += ["", "## The paper's claims on these numbers", ""]
-    for env in a.envs:
-        g, s = by.get((env, "grpo"), []), by.get((env, "seed"), [])
+    seeds = [label for label, mode, _ in a.specs if mode == "seed"]
+    for env, label in [(e, x) for e in a.envs for x in seeds]:
+        g, s = by.get((env, "grpo"), []), by.get((env, label), [])
         if not g or not s:
             continue
         parts = []
@@ -205,12 +229,13 @@ def report(a, results):
             sm, ss = mean_std([r[split]["success"] for r in s])
             parts.append("%s success %.3f ± %.3f vs %.3f ± %.3f (%s)" % (
                 split, sm, ss, gm, gs, verdict(sm, ss, gm, gs)))
-        lines.append("- **%s, seed beats grpo at equal env steps:** %s." % (env, "; ".join(parts)))
+        lines.append("- **%s, %s beats grpo at equal env steps:** %s." % (env, label,
+                                                                         "; ".join(parts)))
         gm, _ = mean_std([r[first]["success"] for r in g])
         if not any(r["curve"] for r in s):
-            lines.append("- **%s, seed reaches grpo's final success with at most 60%% of the "
+            lines.append("- **%s, %s reaches grpo's final success with at most 60%% of the "
                          "env steps:** not measured (no periodic evaluation: --eval-every 0)."
-                         % env)
+                         % (env, label))
         else:
             fracs = []
             for r in s:
@@ -218,13 +243,15 @@ def report(a, results):
                 fracs.append(k / a.env_steps if k is not None else None)
             reached = [f for f in fracs if f is not None]
             lines.append(
-                "- **%s, seed reaches grpo's final %s success (%.3f) with at most 60%% of the "
+                "- **%s, %s reaches grpo's final %s success (%.3f) with at most 60%% of the "
                 "env steps:** %s (periodic evaluation every %d RL steps)." % (
-                    env, first, gm, "reached by %d of %d seeds, at %s of the budget" %
+                    env, label, first, gm, "reached by %d of %d seeds, at %s of the budget" %
                     (len(reached), len(fracs), ", ".join("%.0f%%" % (100 * f) for f in reached))
                     if reached else "not reached by any seed within the budget", a.eval_every))
-        lines.append("- **%s, no skill at inference:** every number above is measured without "
-                     "a skill in the prompt (`seedctl eval`)." % env)
+    for env in a.envs:
+        if by.get((env, "grpo")) and any(by.get((env, x)) for x in seeds):
+            lines.append("- **%s, no skill at inference:** every number above is measured "
+                         "without a skill in the prompt (`seedctl eval`)." % env)
     lines += ["", "Curves (periodic evaluation and rolling training success against env "
               "steps and wall time): " + ", ".join("`results_%s.png`" % e for e in a.envs), ""]
     return "\n".join(lines)
@@ -248,7 +275,11 @@ def main():
     ap.add_argument("--base-port", type=int, default=46000)
     ap.add_argument("overrides", nargs="*")
     a = ap.parse_intermixed_args()
-    a.envs, a.modes = a.envs.split(","), a.modes.split(",")
+    a.envs = a.envs.split(",")
+    a.specs = [parse_mode(x) for x in a.modes.split(",")]
+    a.labels = [x[0] for x in a.specs]
+    if len(set(a.labels)) != len(a.labels):
+        sys.exit("seed_vs_grpo: --modes names a mode twice: %s" % a.modes)
     os.makedirs(a.runs, exist_ok=True)
     done_path = os.path.join(a.runs, "results.jsonl")
     results = []
@@ -259,6 +290,13 @@ def main():
             sys.exit("seed_vs_grpo: %s holds %s %s seed %d run with --pool %d, not %d; use "
                      "another --runs dir" % (done_path, r["env"], r["mode"], r["seed"],
                                              r.get("pool_size", 0), a.pool))
+        spec = [x for x in a.specs if x[0] == r["mode"]]
+        if spec and r["mode"] != "start" and "overrides" in r and \
+                r["overrides"] != a.overrides + spec[0][2]:
+            sys.exit("seed_vs_grpo: %s holds %s %s seed %d run with overrides %s, not %s; use "
+                     "another --runs dir or another mode name" % (
+                         done_path, r["env"], r["mode"], r["seed"], " ".join(r["overrides"]),
+                         " ".join(a.overrides + spec[0][2])))
     done = {(r["env"], r["mode"], r["seed"]) for r in results}
     first = first_split(a)
     for env in a.envs:  # the agent before RL, evaluated the same way (each seed's pool)
@@ -275,12 +313,13 @@ def main():
     k = 0
     for env in a.envs:
         for seed in range(a.seeds):
-            for mode in a.modes:  # modes interleaved so a cut-short experiment stays fair
+            for spec in a.specs:  # modes interleaved so a cut-short experiment stays fair
+                mode = spec[0]
                 k += 1
                 if (env, mode, seed) in done:
                     continue
                 t0 = time.time()
-                r = run_one(a, env, mode, seed, a.base_port + 8 * (k % 100))
+                r = run_one(a, env, spec, seed, a.base_port + 8 * (k % 100))
                 results.append(r)
                 with open(done_path, "a") as f:
                     f.write(json.dumps(r) + "\n")

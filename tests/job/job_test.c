@@ -453,6 +453,15 @@ static void test_mode_keys(void) {
         "analyzer.max_step_skills: '3'", "algorithm.mode grpo", "the mode uses no skills");
     ERR(BUILD(j, err, "algorithm.opd_loss_coef=0.1"), err,
         "algorithm.opd_loss_coef: '0.1' cannot be honoured with algorithm.opd_loss none");
+    ERR(BUILD(j, err, "algorithm.mode=grpo", "algorithm.opd_baseline=group"), err,
+        "algorithm.opd_baseline: 'group' cannot be honoured in algorithm.mode grpo");
+    ERR(BUILD(j, err, "algorithm.opd_baseline=group", "algorithm.w_opd=0"), err,
+        "algorithm.opd_baseline: 'group' cannot be honoured with algorithm.w_opd 0",
+        "nothing uses q-s");
+    CHECK(BUILD(j, err, "algorithm.opd_baseline=group") == 0 &&
+          j->algorithm.opd_baseline == JOB_OPD_BASELINE_GROUP);
+    CHECK(BUILD(j, err, "algorithm.opd_baseline=group", "algorithm.w_opd=0",
+                "algorithm.opd_loss=delta", "algorithm.opd_loss_coef=0.1") == 0);
     /* analyzer.max_step_skills: one limit with the skill parser (SKILL_LIB_MAX_STEPS) */
     job_defaults(j);
     ERR(job_set(j, "analyzer.max_step_skills", "17", err, sizeof err), err,

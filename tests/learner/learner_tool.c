@@ -63,6 +63,8 @@ static opts opts_parse(int argc, char **argv, int first) {
             o.sc.adv_norm = (job_adv_norm)(int)v;
         else if (!strcmp(key, "use_q"))
             o.sc.use_q = (int)v;
+        else if (!strcmp(key, "baseline"))
+            o.sc.opd_baseline = (int)v; /* job_opd_baseline: 0 none, 1 group */
         else if (!strcmp(key, "agg"))
             o.sc.loss_agg = (int)v; /* job_loss_agg: 0 episode-mean, 1 token-mean */
         else if (!strcmp(key, "gigpo"))
@@ -168,6 +170,7 @@ static cJSON *build(Seed__Envelope *e, const opts *o, learner_samples *b) {
         cJSON_AddItemToObject(x, "behav", floats(s->behav, s->rlen));
         cJSON_AddBoolToObject(x, "has_q", s->q != NULL);
         cJSON_AddBoolToObject(x, "has_s", s->s != NULL);
+        cJSON_AddNumberToObject(x, "q_base", s->q_base);
         cJSON_AddItemToArray(arr, x);
     }
     cJSON *c = cJSON_AddObjectToObject(j, "stats");

@@ -7,6 +7,8 @@
  *        float logp[n] behav[n] s[n] q[n] ref[n] ent[n] adv[n],
  *        float returns[group_n], double denom,
  *        int32 anchor_n, float step_returns[anchor_n], int32 anchor_ids[anchor_n].
+ * Arguments after IN OUT: Q_LO Q_HI (q - s on those tokens only; 0 0: all) and
+ * optionally Q_BASE (subtracted from q - s, algorithm.opd_baseline group).
  * Output: double loss pg opd kl entropy adv_sum abs_qs opd_adv q_tokens ppo_kl clipfrac
  *         tokens, float dlogp[n] dent[n] group_adv[group_n] anchor_adv[anchor_n]. */
 #include "learner/loss.h"
@@ -31,8 +33,8 @@ static void *xmalloc(size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3 && argc != 5) {
-        fprintf(stderr, "usage: loss_tool IN OUT [Q_LO Q_HI]\n");
+    if (argc != 3 && argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: loss_tool IN OUT [Q_LO Q_HI [Q_BASE]]\n");
         return 2;
     }
     FILE *f = fopen(argv[1], "rb");
@@ -78,7 +80,8 @@ int main(int argc, char **argv) {
                           has[2] ? a[5] : NULL,
                           a[6],
                           argc > 4 ? atoi(argv[3]) : 0,
-                          argc > 4 ? atoi(argv[4]) : 0};
+                          argc > 4 ? atoi(argv[4]) : 0,
+                          argc > 5 ? (float)atof(argv[5]) : 0.0f};
     float *dl = xmalloc(sizeof(float) * (size_t)n), *de = xmalloc(sizeof(float) * (size_t)n);
     learner_loss_out out = {0};
     learner_loss_tokens(&cfg, &in, denom, dl, de, &out);

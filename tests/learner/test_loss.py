@@ -18,13 +18,14 @@ TOOL = sys.argv[1]
 torch.set_default_dtype(torch.float64)
 
 
-def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom, span=None):
+def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom, span=None, base=0.0):
     w_opd, c_opd, eps, dual, beta, ent_coef, opd_mode, opd_coef = cfg
     logp = torch.tensor(logp, requires_grad=True)
     ent_t = torch.tensor(ent, requires_grad=True) if ent is not None else None
     behav = torch.tensor(behav)
     a = torch.tensor(adv_ep)
-    delta = torch.zeros_like(behav) if q is None else torch.tensor(q) - torch.tensor(s)
+    # algorithm.opd_baseline group: the shift is q - s less the group's mean (base)
+    delta = torch.zeros_like(behav) if q is None else torch.tensor(q) - torch.tensor(s) - base
     mask = torch.ones_like(behav)
     if span is not None:  # algorithm.opd_tokens action: q - s on the action's tokens only
         mask = torch.zeros_like(behav)
@@ -93,7 +94,7 @@ def step_norm_reward(step_returns, anchor, norm):
     return out
 
 
-def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None):
+def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None, base=None):
     logp = rng.uniform(-6, -0.01, n).astype(np.float32)
     behav = (logp + rng.normal(0, 0.4, n)).astype(np.float32)  # ratios on both sides of the clip
     s = (behav + rng.normal(0, 0.7, n)).astype(np.float32)     # the analyzer's score: NOT behav
@@ -118,7 +119,10 @@ def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None):
             f.write(struct.pack("i", an))
             f.write(aret.tobytes())
             f.write(aid.tobytes())
-        subprocess.run([TOOL, fin, fout] + ([str(x) for x in span] if span else []), check=True)
+        args = [str(x) for x in span] if span else []
+        if base is not None:
+            args = (args or ["0", "0"]) + [repr(float(np.float32(base)))]
+        subprocess.run([TOOL, fin, fout] + args, check=True)
         raw = open(fout, "rb").read()
     terms = struct.unpack("12d", raw[:96])
     o = 96
@@ -132,7 +136,7 @@ def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None):
                                            f64(q) if has_q else None,
                                            f64(ref) if has_ref else None,
                                            f64(ent) if has_ent else None, f64(adv), denom,
-                                           span)
+                                           span, float(np.float32(base or 0.0)))
     close = lambda a, b, tol=1e-5: abs(a - b) <= tol * max(1.0, abs(b))
     assert close(terms[0], tot), (cfg, "loss", terms[0], tot)
     assert close(terms[1], pg), (cfg, "pg", terms[1], pg)
@@ -174,6 +178,12 @@ def main():
     for name, cfg, hq, hr, he in cases[2:5]:
         run_case(rng, cfg, 4096, hq, hr, he, 0, 8, span=(1000, 1012))
     print("ok: q - s on an action span only")
+    # algorithm.opd_baseline group: q - s less the group's mean shift, in the advantage and
+    # the explicit term, on every token or on the span
+    for name, cfg, hq, hr, he in cases[2:6]:
+        run_case(rng, cfg, 4096, hq, hr, he, 0, 8, base=-0.83)
+        run_case(rng, cfg, 4096, hq, hr, he, 0, 8, span=(100, 140), base=0.41)
+    print("ok: q - s measured from a baseline")
     print("loss: all cases match torch autograd")
 
 

@@ -248,8 +248,31 @@ def test_gigpo_and_errors(rng):
     # mode without distillation: no q handed to the loss
     r = samples(sg, "no_q", "use_q=0")
     assert not any(x["has_q"] or x["has_s"] for x in r["samples"])
+    assert all(x["q_base"] == 0 for x in samples(sg, "no_base")["samples"])
     print("ok: GiGPO anchor advantages match verl-agent's step_norm_reward; error episodes "
           "excluded and counted by reason")
+
+
+def test_opd_baseline(rng):
+    """algorithm.opd_baseline group: every sample of a group carries the mean q - s over
+    the group's tokens that have a q (the learner_tool distils on every reply token), error
+    episodes left out; each group its own mean."""
+    sgs = [make_group(rng, 6, (1, 5), errors={2: "env error"}) for _ in range(2)]
+    for i, sg in enumerate(sgs):
+        r = samples(sg, "baseline%d" % i, "baseline=1")
+        qs = []
+        for e, ep in enumerate(sg.group.episodes):
+            if ep.error:
+                continue
+            for sc in sg.analyses[e].steps:
+                qs.extend(np.array(sc.q, np.float64) - np.array(sc.s, np.float64))
+        want = float(np.mean(qs))
+        assert abs(want) > 0.05, want  # q - s of these groups is not centred already
+        for x in r["samples"]:
+            assert x["has_q"] and close(x["q_base"], want, 1e-5), (x["q_base"], want)
+    r = samples(make_group(rng, 4, 2, with_q=False), "baseline_noq", "baseline=1")
+    assert all(x["q_base"] == 0 and not x["has_q"] for x in r["samples"])
+    print("ok: opd_baseline group: each sample carries its group's mean q - s")
 
 
 def test_big_group(rng):
@@ -400,6 +423,7 @@ def test_job_check():
 rng = np.random.default_rng(11)
 test_off_policy_ratio(rng)
 test_gigpo_and_errors(rng)
+test_opd_baseline(rng)
 test_big_group(rng)
 test_overlong(rng)
 test_micro_batches(rng)
