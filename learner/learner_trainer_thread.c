@@ -209,6 +209,7 @@ static void append_metrics(learner *l, const learner_step_stats *s, double lr) {
                {"grad_norm", s->grad_norm},
                {"clipfrac", s->clipfrac},
                {"mean_abs_q_minus_s", s->mean_abs_qs},
+               {"mean_q_minus_s", s->mean_qs},
                {"opd_adv", s->opd_adv},
                {"ppo_kl", s->ppo_kl},
                {"tokens", (double)s->tokens},

@@ -18,9 +18,11 @@ void learner_loss_tokens(const learner_loss_cfg *cfg, const learner_loss_in *in,
         const float logp = in->logp[t];
         float delta = 0.0f; /* q - s, the hindsight shift */
         if (in->q && (in->q_hi <= 0 || (t >= in->q_lo && t < in->q_hi))) {
-            delta = in->q[t] - in->s[t] - in->q_base;
+            const float scored = in->q[t] - in->s[t];
+            delta = scored - in->q_base;
             const float shift = cfg->w_opd * clampf(delta, -cfg->c_opd, cfg->c_opd);
-            out->abs_qs += fabsf(delta);
+            out->abs_qs += fabsf(scored);
+            out->qs += scored;
             out->opd_adv += fabsf(shift);
             out->q_tokens += 1.0;
         }

@@ -59,7 +59,8 @@ typedef struct learner_loss_out {
     double loss, pg, opd, kl, entropy;
     double tokens;   /* tokens seen (count, not divided) */
     double q_tokens; /* tokens that had a q (count, not divided) */
-    double abs_qs;   /* sum |q - s| over the q tokens (not divided) */
+    double abs_qs;   /* sum |q - s| over the q tokens, as scored (not divided) */
+    double qs;       /* sum q - s over the q tokens, as scored (not divided) */
     double opd_adv;  /* sum |w_opd * clip(q - s, +-c_opd)| over the q tokens (not divided) */
     double ppo_kl;   /* sum (behav - logp), verl's ppo_kl (not divided) */
     double clipfrac; /* tokens whose ratio was clipped (count, not divided) */

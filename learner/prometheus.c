@@ -71,6 +71,9 @@ static const prom_rule RULES[] = {
     {"loss.opd_adv", NULL, NULL, NULL, NULL}, /* = opd_adv */
     {"mean_abs_q_minus_s", "seed_mean_abs_qs", G, NULL,
      "mean |q - s| over the last step's tokens that had a q"},
+    {"mean_q_minus_s", "seed_mean_qs", G, NULL,
+     "mean q - s over the last step's tokens that had a q (below 0: the skill lowers the "
+     "sampled tokens on average)"},
     {"opd_adv", "seed_opd_adv", G, NULL,
      "mean |w_opd * clip(q - s)|: the distillation shift in the advantage"},
     {"queues.hub_backlog", "seed_hub_backlog_groups", G, NULL,

@@ -133,6 +133,7 @@ static void status_loss(cJSON *j, const learner_step_stats *s) {
     cJSON_AddNumberToObject(loss, "opd_adv", s->opd_adv);
     cJSON_AddNumberToObject(loss, "ppo_kl", s->ppo_kl);
     cJSON_AddNumberToObject(j, "mean_abs_q_minus_s", s->mean_abs_qs);
+    cJSON_AddNumberToObject(j, "mean_q_minus_s", s->mean_qs);
     cJSON_AddNumberToObject(j, "opd_adv", s->opd_adv);
 }
 

@@ -475,6 +475,7 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
     st->entropy = lo.entropy;
     st->q_tokens = (int64_t)lo.q_tokens;
     st->mean_abs_qs = lo.q_tokens > 0 ? lo.abs_qs / lo.q_tokens : 0.0;
+    st->mean_qs = lo.q_tokens > 0 ? lo.qs / lo.q_tokens : 0.0;
     st->opd_adv = lo.q_tokens > 0 ? lo.opd_adv / lo.q_tokens : 0.0;
     st->ppo_kl = lo.tokens > 0 ? lo.ppo_kl / lo.tokens : 0.0;
     st->clipfrac = lo.tokens > 0 ? lo.clipfrac / lo.tokens : 0.0;

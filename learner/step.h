@@ -63,7 +63,8 @@ typedef struct learner_sample {
 typedef struct learner_step_stats {
     double loss, pg, opd, kl, entropy, sft_nll;
     double prompt_nll;  /* mean next-token NLL over SFT prompt tokens (prompt weight > 0) */
-    double mean_abs_qs; /* mean |q - s| over the tokens that had a q */
+    double mean_abs_qs; /* mean |q - s| over the tokens that had a q, as scored */
+    double mean_qs;     /* mean q - s over them: below 0, the skill lowers what was sampled */
     double opd_adv;     /* mean |w_opd * clip(q - s)| over the tokens that had a q */
     double ppo_kl;      /* mean (behav - logp) over the RL tokens */
     double clipfrac, mean_adv, grad_norm;

@@ -10,7 +10,7 @@
  * Arguments after IN OUT: Q_LO Q_HI (q - s on those tokens only; 0 0: all) and
  * optionally Q_BASE (subtracted from q - s, algorithm.opd_baseline group).
  * Output: double loss pg opd kl entropy adv_sum abs_qs opd_adv q_tokens ppo_kl clipfrac
- *         tokens, float dlogp[n] dent[n] group_adv[group_n] anchor_adv[anchor_n]. */
+ *         tokens qs, float dlogp[n] dent[n] group_adv[group_n] anchor_adv[anchor_n]. */
 #include "learner/loss.h"
 
 #include <stdio.h>
@@ -89,10 +89,10 @@ int main(int argc, char **argv) {
     learner_anchor_advantages(aret, aid, an, (job_adv_norm)hdr[2], aadv, scratch);
     FILE *o = fopen(argv[2], "wb");
     if (!o) return 2;
-    double terms[12] = {out.loss,     out.pg,     out.opd,      out.kl,
-                        out.entropy,  out.adv,    out.abs_qs,   out.opd_adv,
-                        out.q_tokens, out.ppo_kl, out.clipfrac, out.tokens};
-    fwrite(terms, 8, 12, o);
+    double terms[13] = {out.loss,     out.pg,     out.opd,     out.kl,       out.entropy,
+                        out.adv,      out.abs_qs, out.opd_adv, out.q_tokens, out.ppo_kl,
+                        out.clipfrac, out.tokens, out.qs};
+    fwrite(terms, 8, 13, o);
     fwrite(dl, 4, (size_t)n, o);
     fwrite(de, 4, (size_t)n, o);
     fwrite(gadv, 4, (size_t)gn, o);

@@ -25,12 +25,13 @@ def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom, span=None, base=0
     behav = torch.tensor(behav)
     a = torch.tensor(adv_ep)
     # algorithm.opd_baseline group: the shift is q - s less the group's mean (base)
-    delta = torch.zeros_like(behav) if q is None else torch.tensor(q) - torch.tensor(s) - base
+    scored = torch.zeros_like(behav) if q is None else torch.tensor(q) - torch.tensor(s)
+    delta = scored - (0.0 if q is None else base)
     mask = torch.ones_like(behav)
     if span is not None:  # algorithm.opd_tokens action: q - s on the action's tokens only
         mask = torch.zeros_like(behav)
         mask[span[0]:span[1]] = 1
-        delta = delta * mask
+    delta, scored = delta * mask, scored * mask
     shift = w_opd * delta.clamp(-c_opd, c_opd)
     A = a + shift
     ratio = torch.exp((logp - behav).clamp(-20, 20))
@@ -57,7 +58,8 @@ def reference(cfg, logp, behav, s, q, ref, ent, adv_ep, denom, span=None, base=0
     nq = 0 if q is None else int(mask.sum().item())
     stats = {
         "adv_sum": A.sum().item(),
-        "abs_qs": delta.abs().sum().item() if q is not None else 0.0,
+        "abs_qs": scored.abs().sum().item(),  # the statistics are of q - s as scored
+        "qs": scored.sum().item(),
         "opd_adv": shift.abs().sum().item() if q is not None else 0.0,
         "q_tokens": nq,
         "ppo_kl": (behav - logp.detach()).sum().item(),
@@ -124,8 +126,8 @@ def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None, b
             args = (args or ["0", "0"]) + [repr(float(np.float32(base)))]
         subprocess.run([TOOL, fin, fout] + args, check=True)
         raw = open(fout, "rb").read()
-    terms = struct.unpack("12d", raw[:96])
-    o = 96
+    terms = struct.unpack("13d", raw[:104])
+    o = 104
     dl = np.frombuffer(raw[o:o + 4 * n], np.float32)
     de = np.frombuffer(raw[o + 4 * n:o + 8 * n], np.float32)
     gadv = np.frombuffer(raw[o + 8 * n:o + 8 * n + 4 * gn], np.float32)
@@ -148,6 +150,7 @@ def run_case(rng, cfg, n, has_q, has_ref, has_ent, norm, gn, an=64, span=None, b
     assert close(terms[9], st["ppo_kl"], 1e-4), (cfg, "ppo_kl", terms[9], st["ppo_kl"])
     assert abs(terms[10] - st["clipfrac"]) <= 2, (cfg, "clipped tokens", terms[10], st["clipfrac"])
     assert terms[11] == n
+    assert close(terms[12], st["qs"], 1e-4), (cfg, "q-s", terms[12], st["qs"])
     err = np.max(np.abs(dl - g_ref))
     assert err <= 1e-6, (cfg, "dlogp", err)
     if has_ent and cfg[5] != 0:

@@ -148,7 +148,7 @@ def log_tail(tmp, n=30):
 def check_status_fields(st, n_actors, n_analyzers):
     for k in ("job", "mode", "stage", "step", "total_steps", "version", "uptime_s", "success",
               "throughput", "envs", "loss", "queues", "counts", "weights", "peers",
-              "mean_abs_q_minus_s", "learner"):
+              "mean_abs_q_minus_s", "mean_q_minus_s", "learner"):
         assert k in st, "status lacks %s" % k
     tp = st["throughput"]
     for k in ("samples_per_s", "episodes_per_s", "env_steps_per_s"):
@@ -711,6 +711,7 @@ def case_http_analyzer(tmp, port):
         lines = [json.loads(x) for x in open(os.path.join(tmp, "run", "metrics.jsonl"))]
         rl = [x for x in lines if x["stage"] == 2 and "loss" in x]
         assert any(x["mean_abs_q_minus_s"] > 0 and x["opd_adv"] > 0 for x in rl), rl[-2:]
+        assert all(abs(x["mean_q_minus_s"]) <= x["mean_abs_q_minus_s"] + 1e-9 for x in rl), rl[-2:]
         a = [p for p in peers(st, "analyzer") if p["id"] == "analyzer-http"]
         assert a and a[0]["skill_fallbacks"] == 0, a
 
