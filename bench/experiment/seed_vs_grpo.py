@@ -40,7 +40,8 @@ Variants: a --modes entry NAME=MODE:key=value:... runs MODE with those job overr
 under its own name, e.g. `--modes grpo,seed,seed-w10=seed:algorithm.w_opd=10`; every
 variant of seed is held against grpo in the claims. Each row of results.jsonl records the
 overrides it ran with (the command line's and the variant's), and a rerun that would give
-a done row other overrides is refused.
+a done row other overrides is refused. --report-only writes the report of what RUNS holds,
+running nothing.
 """
 import argparse
 import json
@@ -52,6 +53,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+PLOT_MAX = 16  # runs one `seedctl plot` overlays
 
 
 def mean_std(xs):
@@ -253,7 +255,8 @@ def report(a, results):
             lines.append("- **%s, no skill at inference:** every number above is measured "
                          "without a skill in the prompt (`seedctl eval`)." % env)
     lines += ["", "Curves (periodic evaluation and rolling training success against env "
-              "steps and wall time): " + ", ".join("`results_%s.png`" % e for e in a.envs), ""]
+              "steps and wall time): " + ", ".join("`%s`" % p for e in a.envs
+                                                   for p in a.pngs.get(e, [])), ""]
     return "\n".join(lines)
 
 
@@ -273,6 +276,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "RESULTS.md"))
     ap.add_argument("--timeout-min", type=float, default=20)
     ap.add_argument("--base-port", type=int, default=46000)
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: write the report of the runs RUNS/results.jsonl holds")
     ap.add_argument("overrides", nargs="*")
     a = ap.parse_intermixed_args()
     a.envs = a.envs.split(",")
@@ -301,7 +306,7 @@ def main():
     first = first_split(a)
     for env in a.envs:  # the agent before RL, evaluated the same way (each seed's pool)
         for seed in range(a.seeds if a.pool > 0 else 1):
-            if (env, "start", seed) in done:
+            if (env, "start", seed) in done or a.report_only:
                 continue
             r = eval_start(a, env, seed)
             results.append(r)
@@ -316,7 +321,7 @@ def main():
             for spec in a.specs:  # modes interleaved so a cut-short experiment stays fair
                 mode = spec[0]
                 k += 1
-                if (env, mode, seed) in done:
+                if (env, mode, seed) in done or a.report_only:
                     continue
                 t0 = time.time()
                 r = run_one(a, env, spec, seed, a.base_port + 8 * (k % 100))
@@ -327,11 +332,15 @@ def main():
                       (env, mode, seed, first, r[first]["success"], r["unseen"]["success"],
                        (time.time() - t0) / 60), flush=True)
     out_dir = os.path.dirname(os.path.abspath(a.out))
-    for env in a.envs:
-        runs = [r["run_dir"] for r in results if r["env"] == env and r["run_dir"]]
-        if runs:
-            subprocess.run([os.path.join(a.build, "bin", "seedctl"), "plot"] + runs +
-                           ["-o", os.path.join(out_dir, "results_%s.png" % env)], check=True)
+    a.pngs = {}
+    for env in a.envs:  # the modes asked for; seedctl plot overlays at most PLOT_MAX runs
+        runs = [r["run_dir"] for r in results
+                if r["env"] == env and r["run_dir"] and r["mode"] in a.labels]
+        for i in range(0, len(runs), PLOT_MAX):
+            png = "results_%s%s.png" % (env, "_%d" % (i // PLOT_MAX + 1) if i else "")
+            subprocess.run([os.path.join(a.build, "bin", "seedctl"), "plot"] +
+                           runs[i:i + PLOT_MAX] + ["-o", os.path.join(out_dir, png)], check=True)
+            a.pngs.setdefault(env, []).append(png)
     text = report(a, results)
     write_section(a.out, text)
     print(text)
