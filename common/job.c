@@ -107,6 +107,9 @@ const job_key_def job_key_table[] = {
     INT("algorithm.stage0_samples_per_episode", algorithm.stage0_samples_per_episode, 0, BIG,
         "steps of each expert episode stage 0 trains on, drawn at random (more tasks per "
         "step); 0: every step"),
+    DBL("algorithm.stage0_expert_noise", algorithm.stage0_expert_noise, 0, 1, JOB_HI_EXCL,
+        "share of warm-start steps that play a random admissible action or repeat the last; "
+        "samples keep the expert's action in the state reached (recovery); 0: none"),
     STR("algorithm.skill_library", algorithm.skill_library,
         "fixed skill library file or directory of <env>.json (skill_prompt, static_skills); "
         "empty: the shipped deploy/skills"),
@@ -799,6 +802,7 @@ void job_defaults(job_config *job) {
     job->algorithm.stage0_steps = 0; /* the shipped agent is warm-started already */
     job->algorithm.stage1_steps = 0;
     job->algorithm.stage0_samples_per_episode = 0;
+    job->algorithm.stage0_expert_noise = 0.0;
 
     job->optim.lr = 1e-4;
     job->optim.sft_lr = 1e-3;

@@ -120,6 +120,7 @@ typedef struct job_config {
         int stage0_steps;                 /* warm start (behaviour cloning) steps; 0: skip */
         int stage1_steps;                 /* hindsight skill SFT steps; 0: skip */
         int stage0_samples_per_episode;   /* 0: every step of an expert episode */
+        double stage0_expert_noise;       /* share of warm-start steps played off the expert */
         char skill_library[JOB_PATH_LEN]; /* skill_prompt / static_skills modes */
     } algorithm;
     struct {

@@ -132,6 +132,15 @@ static int check_mode_keys(job_config *job, char *err, size_t errlen) {
         rc = seed_errf(err, errlen,
                        "algorithm.opd_baseline: 'group' cannot be honoured with algorithm.w_opd "
                        "0 and opd_loss none: nothing uses q-s (expected none, or w_opd > 0)");
+    if (!rc && job->algorithm.stage0_expert_noise > 0.0 && job->algorithm.stage0_steps == 0 &&
+        job->algorithm.stage1_steps == 0) {
+        job_field_text(job_key_find("algorithm.stage0_expert_noise"), job, val, sizeof val);
+        rc = seed_errf(err, errlen,
+                       "algorithm.stage0_expert_noise: '%s' cannot be honoured with "
+                       "algorithm.stage0_steps and stage1_steps 0: there is no warm start "
+                       "(expected 0)",
+                       val);
+    }
     free(def);
     free(neu);
     return rc;

@@ -1,6 +1,7 @@
 /* warmstart.c — see warmstart.h. */
 #define _GNU_SOURCE
 #include "learner/warmstart.h"
+#include "learner/warmstart_play.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,53 +56,13 @@ typedef struct ws_ctx {
     env *envs[JOB_MAX_ENVS];
     int n_expert;     /* envs with an expert */
     http_skill *http; /* skill_source http: stage-1 labels come from the endpoint */
+    int off_path;     /* this step's stage-0 samples whose state the noise reached */
     uint64_t fallbacks_unlogged;
     double t_logged;
 } ws_ctx;
 
-/* One episode of env i: the expert acts, except with probability eps a random
- * admissible action (stage 1 needs failures too). Records the actions; returns the
- * number of steps, or -1. */
-typedef struct rec_step {
-    char obs[2048];
-    char action[256];
-    float reward;
-} rec_step;
-
-static int play(ws_ctx *c, int i, uint64_t seed, double eps, rec_step *rec, int max_rec,
-                env_obs *first, char *task, size_t task_len, int *won, float *ret, char *err,
-                size_t errlen) {
-    env *e = c->envs[i];
-    env_obs obs;
-    if (env_reset(e, seed, ENV_SPLIT_TRAIN, &obs, err, errlen)) return -1;
-    if (first) *first = obs;
-    snprintf(task, task_len, "%s", obs.task ? obs.task : "");
-    int n = 0;
-    *ret = 0;
-    *won = 0;
-    while (!obs.done && n < max_rec) {
-        rec_step *r = &rec[n];
-        snprintf(r->obs, sizeof r->obs, "%s", obs.observation ? obs.observation : "");
-        if (seed_rng_uniform(&c->rng) < eps && obs.n_admissible > 0)
-            snprintf(r->action, sizeof r->action, "%s",
-                     obs.admissible[seed_rng_below(&c->rng, (uint64_t)obs.n_admissible)]);
-        else if (env_expert(e, r->action, sizeof r->action, err, errlen)) {
-            /* a noisy step made the task unsolvable (a sokoban deadlock): with eps > 0
-             * that is the failure stage 1 wants to explain; the episode ends here */
-            if (eps > 0.0) break;
-            return -1;
-        }
-        if (env_step(e, r->action, &obs, err, errlen)) return -1;
-        r->reward = obs.reward;
-        *ret += obs.reward;
-        n++;
-    }
-    *won = obs.won;
-    return n;
-}
-
 /* The rule-based oracle's skill for a recorded episode of env i. */
-static int oracle(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, char *out,
+static int oracle(ws_ctx *c, int i, uint64_t seed, const warmstart_step *rec, int n, char *out,
                   size_t out_len, char *err, size_t errlen) {
     const char *acts[64];
     for (int k = 0; k < n && k < 64; k++) acts[k] = rec[k].action;
@@ -114,8 +75,8 @@ static int oracle(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, c
 
 /* The stage-1 label for a recorded episode (trajectory t): the http analyzer's skill
  * when skill_source is http, else — or when that request fails, counted — the oracle's. */
-static int label(ws_ctx *c, int i, uint64_t seed, const rec_step *rec, int n, const skill_traj *t,
-                 char *out, size_t out_len, char *err, size_t errlen) {
+static int label(ws_ctx *c, int i, uint64_t seed, const warmstart_step *rec, int n,
+                 const skill_traj *t, char *out, size_t out_len, char *err, size_t errlen) {
     if (c->http) {
         learner *l = c->l;
         http_skill_result r;
@@ -155,15 +116,18 @@ static int stopping(void *arg) {
 
 /* Stage 0: the steps of an expert episode as (prompt -> expert reply) (all, or
  * stage0_samples_per_episode of them at random); with probability 1/2 the prompts carry
- * the oracle's skill for the episode. */
+ * the oracle's skill for the episode. With stage0_expert_noise the episode is played off
+ * the expert's path now and then: the prompt's history holds the actions played, the
+ * reply is the expert's action (and its reasoning) in the state they reached. */
 static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err, size_t errlen) {
     static const int max_rec = 64;
-    rec_step *rec = calloc(max_rec, sizeof *rec);
+    warmstart_step *rec = calloc(max_rec, sizeof *rec);
     if (!rec) return seed_errf(err, errlen, "out of memory");
     char task[1024];
     int won;
     float ret;
-    int n = play(c, i, seed, 0.0, rec, max_rec, NULL, task, sizeof task, &won, &ret, err, errlen);
+    int n = warmstart_play(c->envs[i], seed, c->l->job->algorithm.stage0_expert_noise, 1, &c->rng,
+                           rec, max_rec, task, sizeof task, &won, &ret, err, errlen);
     int rc = n < 0 ? -1 : 0;
     char skill_text[4096] = "";
     skill_parsed sk;
@@ -179,16 +143,21 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     env_prompt_step hist[64];
     /* at most per_ep of the episode's steps become samples, drawn without replacement */
     unsigned char pick[64];
-    int per_ep = c->l->job->algorithm.stage0_samples_per_episode;
-    memset(pick, per_ep > 0 && per_ep < n ? 0 : 1, sizeof pick);
-    for (int left = per_ep; per_ep > 0 && per_ep < n && left > 0;) {
+    int per_ep = c->l->job->algorithm.stage0_samples_per_episode, labelled = 0;
+    int first_off = n; /* the first step that played another action than the expert's */
+    for (int k = 0; k < n; k++) {
+        labelled += rec[k].expert[0] != '\0';
+        if (first_off == n && strcmp(rec[k].action, rec[k].expert)) first_off = k;
+    }
+    memset(pick, per_ep > 0 && per_ep < labelled ? 0 : 1, sizeof pick);
+    for (int left = per_ep; per_ep > 0 && per_ep < labelled && left > 0;) {
         int k = (int)(seed_rng_uniform(&c->rng) * n);
-        if (k < n && !pick[k]) pick[k] = 1, left--;
+        if (k < n && !pick[k] && rec[k].expert[0]) pick[k] = 1, left--;
     }
     for (int k = 0; k < n && !rc; k++) {
         int se, ss;
         char reason[1024];
-        if (!pick[k]) {
+        if (!pick[k] || !rec[k].expert[0]) { /* unlabelled: the expert had no plan */
             hist[k].observation = rec[k].obs;
             hist[k].action = rec[k].action;
             rc = env_step(e, rec[k].action, &obs, err, errlen);
@@ -197,10 +166,11 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
         rc =
             render_prompt(&c->rr, e, &obs, hist, k, sk.episode, skill_for_step(&sk, k + 1),
                           &c->prompt, &se, &ss, err, errlen) ||
-            env_expert_reason(e, rec[k].action, reason, sizeof reason, err, errlen) < 0 ||
-            render_expert_reply(&c->rr, e->vt->name, reason, rec[k].action, &c->reply, err, errlen);
+            env_expert_reason(e, rec[k].expert, reason, sizeof reason, err, errlen) < 0 ||
+            render_expert_reply(&c->rr, e->vt->name, reason, rec[k].expert, &c->reply, err, errlen);
         if (!rc && demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
             rc = seed_errf(err, errlen, "out of memory");
+        c->off_path += k > first_off;
         hist[k].observation = rec[k].obs;
         hist[k].action = rec[k].action;
         if (!rc) rc = env_step(e, rec[k].action, &obs, err, errlen);
@@ -212,12 +182,13 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
 /* Stage 1: (analysis prompt with the rendered trajectory -> the oracle's skill). */
 static int stage1_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err, size_t errlen) {
     static const int max_rec = 64;
-    rec_step *rec = calloc(max_rec, sizeof *rec);
+    warmstart_step *rec = calloc(max_rec, sizeof *rec);
     if (!rec) return seed_errf(err, errlen, "out of memory");
     char task[1024];
     int won;
     float ret;
-    int n = play(c, i, seed, 0.3, rec, max_rec, NULL, task, sizeof task, &won, &ret, err, errlen);
+    int n = warmstart_play(c->envs[i], seed, 0.3, 0, &c->rng, rec, max_rec, task, sizeof task, &won,
+                           &ret, err, errlen);
     int rc = n < 0 ? -1 : 0;
     env *e = c->envs[i];
     char skill_text[4096];
@@ -287,6 +258,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         l->stage = stage;
         pthread_mutex_unlock(&l->mu);
         demo_clear(&d);
+        c.off_path = 0;
         int episodes = 0;
         while (!rc && d.tokens < job->optim.tokens_per_step) {
             episodes++;
@@ -317,10 +289,10 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         if (l->sft_steps % 10 == 0 || l->sft_steps == s0 + s1)
             seed_log(SEED_LOG_INFO,
                      "stage %d step %lld/%d: sft nll %.4f (prompt %.4f), %lld tokens (%lld run) "
-                     "in %lld samples of %d episodes, %.2f s",
+                     "in %lld samples of %d episodes (%d off the expert's path), %.2f s",
                      stage, (long long)l->sft_steps, s0 + s1, st.sft_nll, st.prompt_nll,
                      (long long)st.tokens, (long long)st.packed_tokens, (long long)st.samples,
-                     episodes, st.seconds);
+                     episodes, c.off_path, st.seconds);
         /* A checkpoint when a stage ends, and by the time rule inside a long one, so a
          * learner killed in the warm start continues from its last sft_steps. */
         rc = learner_checkpoint_due(l, l->sft_steps == s0 || l->sft_steps == s0 + s1, err, errlen);

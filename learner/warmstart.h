@@ -3,7 +3,9 @@
  * Stage 0 (warm start, for a model trained from scratch): behaviour cloning on the
  * built-in envs' expert solvers, rendered exactly as actors render prompts; a share of
  * the prompts carries the oracle's hindsight skill in its slots, so the model learns
- * the answer format and learns to use a skill in its context.
+ * the answer format and learns to use a skill in its context. With
+ * algorithm.stage0_expert_noise the episodes stray from the expert's path and the replies
+ * stay the expert's, so the model also sees how to recover (warmstart_play.h).
  * Stage 1 (hindsight-skill SFT): episodes from a noisy expert (successes and failures),
  * the rule-based oracle writes each episode's skill (with analyzer.skill_source http the
  * endpoint writes it, and the oracle where the request fails, counted in

@@ -462,6 +462,15 @@ static void test_mode_keys(void) {
           j->algorithm.opd_baseline == JOB_OPD_BASELINE_GROUP);
     CHECK(BUILD(j, err, "algorithm.opd_baseline=group", "algorithm.w_opd=0",
                 "algorithm.opd_loss=delta", "algorithm.opd_loss_coef=0.1") == 0);
+    /* stage0_expert_noise acts only in a warm start */
+    ERR(BUILD(j, err, "algorithm.stage0_expert_noise=0.3"), err,
+        "algorithm.stage0_expert_noise: '0.3' cannot be honoured with algorithm.stage0_steps "
+        "and stage1_steps 0");
+    ERR(BUILD(j, err, "algorithm.stage0_steps=5", "algorithm.stage0_expert_noise=1"), err,
+        "algorithm.stage0_expert_noise");
+    CHECK(BUILD(j, err, "algorithm.stage0_steps=5", "algorithm.stage0_expert_noise=0.3") == 0 &&
+          j->algorithm.stage0_expert_noise == 0.3);
+    CHECK(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage0_expert_noise=0.3") == 0);
     /* analyzer.max_step_skills: one limit with the skill parser (SKILL_LIB_MAX_STEPS) */
     job_defaults(j);
     ERR(job_set(j, "analyzer.max_step_skills", "17", err, sizeof err), err,

@@ -114,14 +114,15 @@ def refused():
         "context length 1024" in out, out[-3000:]
 
 
-def warm_start(per_episode, prompt_weight):
+def warm_start(per_episode, prompt_weight, noise=0.0):
     """A 2-step warm start on household (1024 tokens a step): the last step's log line
-    (response NLL, prompt NLL, samples, episodes)."""
+    (response NLL, prompt NLL, samples, episodes, samples off the expert's path)."""
     tmp = tempfile.mkdtemp(prefix="stage0_")
     job = make_job(tmp, looptools.free_base_port(), job__total_steps=0,
                    algorithm__stage0_steps=2,
                    algorithm__stage0_samples_per_episode=per_episode,
-                   optim__sft_prompt_weight=prompt_weight)
+                   optim__sft_prompt_weight=prompt_weight,
+                   algorithm__stage0_expert_noise=noise)
     with open(job) as f:
         j = json.load(f)
     j["envs"] = [{"name": "household", "weight": 1, "split": "train", "max_steps": 30}]
@@ -134,17 +135,25 @@ def warm_start(per_episode, prompt_weight):
     assert line, out[-3000:]
     w = line[-1].split("sft nll ")[1].split()
     tail = line[-1].split(" in ")[1].split()
-    return float(w[0]), float(w[2].rstrip("),")), int(tail[0]), int(tail[3])
+    off = int(line[-1].split("episodes (")[1].split()[0])
+    return float(w[0]), float(w[2].rstrip("),")), int(tail[0]), int(tail[3]), off
 
 
 # stage0_samples_per_episode and optim.sft_prompt_weight: the same expert episode, all
 # its steps without the prompt loss against one drawn step with it
-nll_all, prompt_all, n_all, ep_all = warm_start(0, 0.0)
-nll_one, prompt_one, n_one, ep_one = warm_start(1, 1.0)
+nll_all, prompt_all, n_all, ep_all, off_all = warm_start(0, 0.0)
+nll_one, prompt_one, n_one, ep_one, off_one = warm_start(1, 1.0)
 assert prompt_all == 0.0 and prompt_one > 1.0, (prompt_all, prompt_one)
 assert n_all >= 2 * ep_all and n_one == ep_one >= 2, (n_all, ep_all, n_one, ep_one)
 print("warm start: %d samples of %d episodes with every step, %d of %d with one step of "
       "each, prompt NLL %.3f" % (n_all, ep_all, n_one, ep_one, prompt_one))
+# algorithm.stage0_expert_noise reaches the warm start: without it no sample's state is
+# off the expert's path, with 0.5 some are (warmstart_test checks their labels)
+_, _, n_noisy, _, off_noisy = warm_start(0, 0.0, noise=0.5)
+assert off_all == 0 and off_one == 0 and 0 < off_noisy < n_noisy, (off_all, off_one, off_noisy,
+                                                                    n_noisy)
+print("warm start with stage0_expert_noise 0.5: %d of %d samples off the expert's path"
+      % (off_noisy, n_noisy))
 
 assert run(False) == 0, "entering stage 2 did not reset the AdamW state"
 assert run(True) == 1, "optim.keep_sft_moments=true did not keep the AdamW state"
