@@ -1,6 +1,6 @@
 """SEED against its baselines at an equal budget of env steps, from one warm-started agent.
 
-usage: seed_vs_grpo.py BUILD_DIR --agent MODEL_DIR [--envs sokoban]
+usage: seed_vs_grpo.py BUILD_DIR --agent MODEL_DIR [--envs sokoban[,ENV:key=value:...]]
                        [--modes grpo,skill_prompt,static_skills,seed] [--seeds 3]
                        [--pool 8] [--env-steps 1200] [--eval-episodes 24] [--eval-every 2]
                        [--runs DIR] [--out docs/RESULTS.md] [--timeout-min 20] [key=value ...]
@@ -22,7 +22,8 @@ Results are appended to RUNS/results.jsonl as runs finish (a re-run skips what i
 then the report is written: the table of mean +- std over seeds per (env, mode, split),
 the paper's three claims tested on these numbers, and one PNG of curves per env
 (`seedctl plot`) beside the report. The report replaces only its own section of --out
-(between the seed_vs_grpo markers), so the file's other measurements stay.
+(between the seed_vs_grpo markers of its --envs), so the file's other measurements and
+the experiments on other envs stay.
 
 Sizing: the defaults are the 90-minute size on 2 cores (docs/RESULTS.md gives the time
 measured): sokoban x 4 modes x 3 seeds, 1200 env steps a run (8 RL steps of 2
@@ -36,6 +37,12 @@ and run several experiments side by side with different --runs dirs and --base-p
 values. A --runs dir holds one --pool: its results.jsonl records it and a rerun with
 another is refused.
 
+Per env: an --envs entry ENV:key=value:... adds job overrides to that env's runs and
+evaluations, e.g. `household:envs.0.max_steps=30:job.max_env_steps=2400` (its own step
+limit and env-step budget). Every row records the sha256 of the agent's weights; a rerun
+into a --runs dir whose rows of that env came from other weights is refused, and the
+report names the weights of each env's rows.
+
 Variants: a --modes entry NAME=MODE:key=value:... runs MODE with those job overrides
 under its own name, e.g. `--modes grpo,seed,seed-w10=seed:algorithm.w_opd=10`; every
 variant of seed is held against grpo in the claims. Each row of results.jsonl records the
@@ -44,6 +51,7 @@ a done row other overrides is refused. --report-only writes the report of what R
 running nothing.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -63,6 +71,31 @@ def mean_std(xs):
     if len(xs) < 2:
         return m, 0.0
     return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def parse_env(spec):
+    """'sokoban' or 'household:key=value:...' -> (env, [key=value, ...]): job overrides of
+    that env's runs and evaluations (envs.0.max_steps=30, job.max_env_steps=N)."""
+    parts = spec.split(":")
+    bad = [x for x in parts[1:] if "=" not in x]
+    if not parts[0] or bad:
+        sys.exit("seed_vs_grpo: --envs entry %r: expected NAME or NAME:key=value:..." % spec)
+    return parts[0], parts[1:]
+
+
+def budget(a, env):
+    """The env-step budget of env's runs: its job.max_env_steps override, or --env-steps."""
+    over = [x for x in a.env_extra[env] if x.startswith("job.max_env_steps=")]
+    return int(over[-1].split("=", 1)[1]) if over else a.env_steps
+
+
+def agent_sha(path):
+    """sha256 of the agent's weights: which agent a row started from."""
+    h = hashlib.sha256()
+    with open(os.path.join(path, "model.safetensors"), "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def parse_mode(spec):
@@ -99,7 +132,7 @@ def evaluate(a, model_dir, env, seed, extra=()):
         out = subprocess.run([os.path.join(a.build, "bin", "seedctl"), "eval", model_dir,
                               "--env", env, "--split", split, "--seed", str(eval_seed),
                               "--episodes", str(n), "--json", "envs=" + env] + a.overrides +
-                             list(extra),
+                             a.env_extra[env] + list(extra),
                              check=True, capture_output=True, text=True).stdout
         res[name] = json.loads(out)
     return res
@@ -116,7 +149,7 @@ def run_one(a, env, spec, seed, port):
             "envs=" + env, "envs.0.tasks=%d" % a.pool, "optim.schedule=constant",
             "eval.every=%d" % a.eval_every,
             "eval.episodes=%d" % a.eval_episodes_train, "eval.seed=%d" % 1000,
-            "endpoints.base_port=%d" % port] + a.overrides + extra
+            "endpoints.base_port=%d" % port] + a.overrides + a.env_extra[env] + extra
     if mode in ("grpo", "skill_prompt", "static_skills"):
         over.append("analyzer.skill_source=self")
     os.makedirs(run_dir, exist_ok=True)
@@ -130,8 +163,10 @@ def run_one(a, env, spec, seed, port):
                            (name, p.returncode, run_dir))
     ckpt = os.path.join(run_dir, "ckpt", open(os.path.join(run_dir, "ckpt", "latest"))
                         .read().strip())
-    res = {"env": env, "mode": label, "base_mode": mode, "overrides": a.overrides + extra,
-           "seed": seed, "pool_size": a.pool, "run_dir": run_dir, "wall_s": wall}
+    res = {"env": env, "mode": label, "base_mode": mode,
+           "overrides": a.overrides + a.env_extra[env] + extra, "seed": seed,
+           "pool_size": a.pool, "run_dir": run_dir, "wall_s": wall, "budget": budget(a, env),
+           "agent_sha256": a.agent_sha}
     res.update(evaluate(a, ckpt, env, seed, extra))
     curve = []
     key = "eval_pool_success" if a.pool > 0 else "eval_success"
@@ -153,7 +188,8 @@ def eval_start(a, env, seed):
     """The agent itself before any RL, on the pool of job seed `seed`: the row every mode
     starts from."""
     res = {"env": env, "mode": "start", "seed": seed, "pool_size": a.pool, "run_dir": None,
-           "wall_s": 0.0, "curve": []}
+           "wall_s": 0.0, "curve": [], "overrides": a.overrides + a.env_extra[env],
+           "agent_sha256": a.agent_sha}
     res.update(evaluate(a, a.agent, env, seed))
     return res
 
@@ -179,14 +215,21 @@ def report(a, results):
             "`seedctl eval --split train --seed SEED --episodes %d`) and %d unseen tasks"
             % (a.pool, a.pool, a.eval_episodes) if a.pool > 0 else
             "%d seen and %d unseen tasks" % (a.eval_episodes, a.eval_episodes))
+    per_env = []
+    for env in a.envs:
+        shas = sorted({r.get("agent_sha256", "?")[:12] for r in results if r["env"] == env})
+        extra = " ".join(a.env_extra[env])
+        per_env.append("%s: %d env steps, agent weights sha256 %s%s" % (
+            env, budget(a, env), "/".join(shas), ", with `%s`" % extra if extra else ""))
     lines = ["## The experiment: SEED against its baselines", "",
              "Generated by `bench/experiment/seed_vs_grpo.py` (%s); every run starts from the "
-             "agent `%s`, trains until %d env steps have reached the learner, and its final "
-             "checkpoint is evaluated greedily, with no skill in the prompt, on %s. Seeds "
-             "are job seeds %s%s." % (
-                 time.strftime("%Y-%m-%d"), a.agent, a.env_steps, what,
+             "agent `%s`, trains until its env-step budget has reached the learner, and its "
+             "final checkpoint is evaluated greedily, with no skill in the prompt, on %s. "
+             "Seeds are job seeds %s%s. Per env: %s." % (
+                 time.strftime("%Y-%m-%d"), a.agent, what,
                  ", ".join(str(k) for k in range(a.seeds)),
-                 " (each its own pool, so the start row is per seed too)" if a.pool else ""),
+                 " (each its own pool, so the start row is per seed too)" if a.pool else "",
+                 "; ".join(per_env)),
              "",
              "| env | mode | %s success | unseen success | runs | RL steps/run | env steps/run "
              "| minutes/run |" % first,
@@ -242,7 +285,7 @@ def report(a, results):
             fracs = []
             for r in s:
                 k = steps_to_reach(r["curve"], gm)
-                fracs.append(k / a.env_steps if k is not None else None)
+                fracs.append(k / r.get("budget", a.env_steps) if k is not None else None)
             reached = [f for f in fracs if f is not None]
             lines.append(
                 "- **%s, %s reaches grpo's final %s success (%.3f) with at most 60%% of the "
@@ -280,7 +323,12 @@ def main():
                     help="run nothing: write the report of the runs RUNS/results.jsonl holds")
     ap.add_argument("overrides", nargs="*")
     a = ap.parse_intermixed_args()
-    a.envs = a.envs.split(",")
+    env_specs = [parse_env(x) for x in a.envs.split(",")]
+    a.envs = [e for e, _ in env_specs]
+    a.env_extra = dict(env_specs)
+    if len(set(a.envs)) != len(a.envs):
+        sys.exit("seed_vs_grpo: --envs names an env twice: %s" % ",".join(a.envs))
+    a.agent_sha = agent_sha(a.agent)
     a.specs = [parse_mode(x) for x in a.modes.split(",")]
     a.labels = [x[0] for x in a.specs]
     if len(set(a.labels)) != len(a.labels):
@@ -295,13 +343,20 @@ def main():
             sys.exit("seed_vs_grpo: %s holds %s %s seed %d run with --pool %d, not %d; use "
                      "another --runs dir" % (done_path, r["env"], r["mode"], r["seed"],
                                              r.get("pool_size", 0), a.pool))
+        if r["env"] not in a.env_extra:
+            continue
         spec = [x for x in a.specs if x[0] == r["mode"]]
-        if spec and r["mode"] != "start" and "overrides" in r and \
-                r["overrides"] != a.overrides + spec[0][2]:
+        want = a.overrides + a.env_extra[r["env"]] + (spec[0][2] if spec else [])
+        if (spec or r["mode"] == "start") and "overrides" in r and r["overrides"] != want:
             sys.exit("seed_vs_grpo: %s holds %s %s seed %d run with overrides %s, not %s; use "
                      "another --runs dir or another mode name" % (
                          done_path, r["env"], r["mode"], r["seed"], " ".join(r["overrides"]),
-                         " ".join(a.overrides + spec[0][2])))
+                         " ".join(want)))
+        if not a.report_only and r.get("agent_sha256", a.agent_sha) != a.agent_sha:
+            sys.exit("seed_vs_grpo: %s holds %s %s seed %d run from another agent (weights "
+                     "sha256 %s, not %s's %s); use another --runs dir" % (
+                         done_path, r["env"], r["mode"], r["seed"], r["agent_sha256"][:12],
+                         a.agent, a.agent_sha[:12]))
     done = {(r["env"], r["mode"], r["seed"]) for r in results}
     first = first_split(a)
     for env in a.envs:  # the agent before RL, evaluated the same way (each seed's pool)
@@ -342,21 +397,21 @@ def main():
                            runs[i:i + PLOT_MAX] + ["-o", os.path.join(out_dir, png)], check=True)
             a.pngs.setdefault(env, []).append(png)
     text = report(a, results)
-    write_section(a.out, text)
+    write_section(a.out, a.envs, text)
     print(text)
 
 
-BEGIN, END = "<!-- seed_vs_grpo: begin -->", "<!-- seed_vs_grpo: end -->"
-
-
-def write_section(path, text):
-    """Put the report between the markers in path (appended when they are missing), so the
-    rest of the file (the other measurements) stays as it is."""
+def write_section(path, envs, text):
+    """Put the report between the markers of this set of envs in path (appended when they
+    are missing), so the rest of the file (the other measurements, the experiments on
+    other envs) stays as it is."""
+    tag = "seed_vs_grpo %s" % ",".join(envs)
+    begin, end = "<!-- %s: begin -->" % tag, "<!-- %s: end -->" % tag
     old = open(path).read() if os.path.exists(path) else ""
-    block = BEGIN + "\n" + text.rstrip("\n") + "\n" + END + "\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1].lstrip("\n")
+    block = begin + "\n" + text.rstrip("\n") + "\n" + end + "\n"
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
     else:
         new = old + ("\n" if old and not old.endswith("\n") else "") + block
     with open(path, "w") as f:
