@@ -95,21 +95,30 @@ static void put_quoted(FILE *f, const char *s) {
     fputc('\'', f);
 }
 
-/* One series of run r: column ycol against xcol as points joined by a dashed line. */
-static void eval_series(FILE *g, const plot_run *r, int idx, const char *name, int xcol, int ycol,
-                        int dash, int pt, const char *what) {
+/* One colour per run, all PLOT_MAX_RUNS of them distinct: gnuplot's own eight (so run 1
+ * is #9400D3 and run 2 #009E73, as ever), then eight more; its default cycles after 8. */
+static const char *const COLOURS[PLOT_MAX_RUNS] = {
+    "#9400D3", "#009E73", "#56B4E9", "#E69F00", "#F0E442", "#0072B2", "#E51E10", "#000000",
+    "#8C564B", "#AA4499", "#44AA99", "#882255", "#999933", "#6699CC", "#CC6677", "#888888"};
+
+/* One series of run r: column ycol against xcol as points joined by a dashed line, in
+ * the run's colour; the legend names runs only (the title says what each style is). */
+static void eval_series(FILE *g, const plot_run *r, int idx, int xcol, int ycol, int dash, int pt) {
     fputs(", ", g);
     put_quoted(g, r->data);
-    fprintf(g, " using %d:%d with linespoints dt %d pt %d lc %d title ", xcol, ycol, dash, pt,
+    fprintf(g, " using %d:%d with linespoints dt %d pt %d lc %d notitle", xcol, ycol, dash, pt,
             idx + 1);
-    char t[300];
-    snprintf(t, sizeof t, "%s (%s)", name, what);
-    put_quoted(g, t);
 }
 
-/* One panel: column xcol of every run against train (col 3), eval (col 4) and the
- * training-pool eval (col 5). */
-static void panel(FILE *g, const plot_run *runs, int n, int xcol, const char *xlabel) {
+/* One panel between screen x0 and x1: column xcol of every run against train (col 3),
+ * eval (col 4) and the training-pool eval (col 5); the legend (one entry a run) only
+ * where key is set. */
+static void panel(FILE *g, const plot_run *runs, int n, int xcol, const char *xlabel, double x0,
+                  double x1, int key) {
+    fprintf(g,
+            "set lmargin at screen %.3f\nset rmargin at screen %.3f\nset tmargin at screen 0.9\n",
+            x0, x1);
+    fputs(key ? "set key outside right top vertical Left reverse samplen 2\n" : "unset key\n", g);
     fprintf(g, "set xlabel '%s'\nplot ", xlabel);
     for (int i = 0; i < n; i++) {
         const char *name = strrchr(runs[i].dir, '/');
@@ -118,8 +127,8 @@ static void panel(FILE *g, const plot_run *runs, int n, int xcol, const char *xl
         put_quoted(g, runs[i].data);
         fprintf(g, " using %d:3 with lines lw 2 lc %d title ", xcol, i + 1);
         put_quoted(g, name);
-        if (runs[i].evals) eval_series(g, &runs[i], i, name, xcol, 4, 2, 7, "eval");
-        if (runs[i].pools) eval_series(g, &runs[i], i, name, xcol, 5, 3, 5, "eval, training pool");
+        if (runs[i].evals) eval_series(g, &runs[i], i, xcol, 4, 2, 7);
+        if (runs[i].pools) eval_series(g, &runs[i], i, xcol, 5, 3, 5);
     }
     fputc('\n', g);
 }
@@ -172,14 +181,18 @@ int seedctl_plot(int argc, char **argv) {
             fprintf(stderr, "seedctl plot: cannot run gnuplot\n");
             rc = 1;
         } else {
-            fputs("set terminal pngcairo size 1400,520 font ',11'\nset output ", g);
+            /* noenhanced: run names are literal (static_skills has no subscript) */
+            fputs("set terminal pngcairo noenhanced size 1600,560 font ',11'\nset output ", g);
             put_quoted(g, outpng);
-            fputs("\nset datafile missing '?'\nset key bottom right\nset grid\n"
-                  "set yrange [0:1]\nset ylabel 'success'\n"
-                  "set multiplot layout 1,2 title 'seed: success rate'\n",
+            for (int i = 0; i < PLOT_MAX_RUNS; i++)
+                fprintf(g, "\nset linetype %d lc rgb '%s'", i + 1, COLOURS[i]);
+            fputs("\nset datafile missing '?'\nset grid\nset yrange [0:1]\n"
+                  "set ylabel 'success'\nset multiplot title 'success rate: line = rolling "
+                  "training success, dashed with circles = periodic evaluation, dotted with "
+                  "squares = evaluation on the training pool'\n",
                   g);
-            panel(g, runs, n, 1, "env steps");
-            panel(g, runs, n, 2, "wall time (minutes)");
+            panel(g, runs, n, 1, "env steps", 0.05, 0.39, 0);
+            panel(g, runs, n, 2, "wall time (minutes)", 0.45, 0.79, 1);
             fputs("unset multiplot\nset output\n", g);
             int st = pclose(g);
             if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {

@@ -6,7 +6,9 @@
  * the training success (the mean of the rolling "success/ENV/FAMILY" values of a record)
  * as a line, the periodic evaluation ("eval_success", when a record has it) as points
  * joined by a dashed line, and the evaluation on the training pool ("eval_pool_success",
- * runs whose env has envs.N.tasks) as points joined by a dotted line. Rendering is gnuplot's
+ * runs whose env has envs.N.tasks) as points joined by a dotted line. Each run has its own
+ * colour (16 distinct, the most one plot takes), the legend names the runs, and the title
+ * says which style is which; run names are drawn literally. Rendering is gnuplot's
  * pngcairo terminal (Debian's gnuplot-nox: a plotting program any machine has, no Python at run
  * time). Lines that are not JSON objects are skipped and counted on stderr; a run without a
  * readable metrics.jsonl or without a single usable record is an error naming it. */

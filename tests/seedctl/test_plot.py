@@ -3,8 +3,10 @@
 The two runs under plot_runs/ (40 RL records each, an eval every 10 steps, one line of
 junk) are plotted together; the PNG is decoded here (zlib + PNG's row filters) and must
 have the requested size and show both runs: gnuplot draws linetype 1 in #9400D3 and
-linetype 2 in #009E73, and each colour must cover a line's worth of pixels. Errors: no
-run, a missing run dir, a run whose file holds no usable record.
+linetype 2 in #009E73, and each colour must cover a line's worth of pixels. Runs 9 and 10
+of a plot of 10 get colours of their own (gnuplot's default cycles after 8, so run 9
+would share run 1's). Errors: no run, a missing run dir, a run whose file holds no usable
+record.
 """
 import os
 import struct
@@ -75,7 +77,7 @@ with tempfile.TemporaryDirectory() as d:
     assert p.returncode == 0, p.stderr
     assert "1 line(s) that are not JSON objects skipped" in p.stderr, p.stderr
     w, h, bpp, rows = decode_png(out)
-    assert (w, h) == (1400, 520), (w, h)
+    assert (w, h) == (1600, 560), (w, h)
     for name, rgb in (("grpo", (0x94, 0x00, 0xD3)), ("seed", (0x00, 0x9E, 0x73))):
         n = count_colour(rows, bpp, rgb)
         assert n > 400, "run %s drew %d pixels of its colour" % (name, n)
@@ -103,6 +105,23 @@ with tempfile.TemporaryDirectory() as d:
         drawn.append(count_colour(rows, bpp, (0x94, 0x00, 0xD3)))
     assert drawn[1] > drawn[0] + 200, "the training-pool series drew nothing: %s" % drawn
 
+    # ten runs: the ninth and tenth draw in colours of their own, not the first two's
+    many = []
+    for k in range(10):
+        run = os.path.join(d, "many_%d" % k)
+        os.makedirs(run)
+        with open(os.path.join(run, "metrics.jsonl"), "w") as f:
+            for line in open(os.path.join(HERE, "grpo" if k % 2 else "seed", "metrics.jsonl")):
+                f.write(line)
+        many.append(run)
+    png = os.path.join(d, "many.png")
+    p = subprocess.run([SEEDCTL, "plot"] + many + ["-o", png], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    w, h, bpp, rows = decode_png(png)
+    for k, rgb in ((9, (0x8C, 0x56, 0x4B)), (10, (0xAA, 0x44, 0x99))):
+        n = count_colour(rows, bpp, rgb)
+        assert n > 400, "run %d drew %d pixels of its colour" % (k, n)
+
     def fails(args, want):
         p = subprocess.run([SEEDCTL, "plot"] + args, capture_output=True, text=True)
         assert p.returncode != 0 and want in p.stderr, (args, p.returncode, p.stderr)
@@ -114,4 +133,5 @@ with tempfile.TemporaryDirectory() as d:
     open(os.path.join(empty, "metrics.jsonl"), "w").write('{"step": 1}\n')
     fails([empty], "no record with env_steps_seen")
     fails([empty, "--bogus"], "unknown option '--bogus'")
-print("plot: 1400x520 PNG with both runs drawn, the training-pool series too; errors named")
+print("plot: 1600x560 PNG with both runs drawn, the training-pool series too, 10 runs in "
+      "10 colours; errors named")
