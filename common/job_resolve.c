@@ -20,6 +20,15 @@
 static const char *ENDPOINT_NAMES[6] = {"groups_in", "groups_out", "scored_in",
                                         "weights",   "telemetry",  "status"};
 
+/* The job's field of endpoint idx (ENDPOINT_NAMES order), each named, not found by
+ * layout. */
+static const char *endpoint_slot(const job_config *job, int idx) {
+    const char *slots[6] = {job->endpoints.groups_in, job->endpoints.groups_out,
+                            job->endpoints.scored_in, job->endpoints.weights,
+                            job->endpoints.telemetry, job->endpoints.status};
+    return slots[idx];
+}
+
 int job_endpoint(const job_config *job, const char *name, int bind, char *buf, size_t buflen,
                  char *err, size_t errlen) {
     int idx = -1;
@@ -30,8 +39,7 @@ int job_endpoint(const job_config *job, const char *name, int bind, char *buf, s
                          "unknown endpoint '%s' (expected groups_in, groups_out, scored_in, "
                          "weights, telemetry or status)",
                          name);
-    const char *set = (const char *)job + offsetof(job_config, endpoints.groups_in) +
-                      (size_t)idx * JOB_ENDPOINT_LEN;
+    const char *set = endpoint_slot(job, idx);
     char ep[JOB_ENDPOINT_LEN + 32];
     if (set[0])
         snprintf(ep, sizeof ep, "%s", set);
@@ -178,8 +186,7 @@ static int check_bind_security(job_config *job, char *err, size_t errlen) {
         /* name the key the operator wrote */
         snprintf(derived, sizeof derived, "tcp://%s:%d", job->endpoints.host,
                  job->endpoints.base_port + i);
-        const char *slot =
-            (char *)job + offsetof(job_config, endpoints.groups_in) + (size_t)i * JOB_ENDPOINT_LEN;
+        const char *slot = endpoint_slot(job, i);
         char key[64];
         if (job->endpoints.bind_host[0])
             snprintf(key, sizeof key, "endpoints.bind_host");
@@ -218,18 +225,14 @@ int job_resolve(job_config *job, char *err, size_t errlen) {
             job_copy_str(job->model.path, sizeof job->model.path, p);
     }
     for (int i = 0; i < 6; i++) {
-        char *slot =
-            (char *)job + offsetof(job_config, endpoints.groups_in) + (size_t)i * JOB_ENDPOINT_LEN;
+        char *slot = (char *)endpoint_slot(job, i); /* job is ours to fill */
         if (!slot[0] &&
             job_endpoint(job, ENDPOINT_NAMES[i], 0, slot, JOB_ENDPOINT_LEN, err, errlen))
             return -1;
     }
     for (int i = 0; i < 6; i++)
         for (int j = 0; j < i; j++) {
-            const char *a = (char *)job + offsetof(job_config, endpoints.groups_in) +
-                            (size_t)i * JOB_ENDPOINT_LEN;
-            const char *b = (char *)job + offsetof(job_config, endpoints.groups_in) +
-                            (size_t)j * JOB_ENDPOINT_LEN;
+            const char *a = endpoint_slot(job, i), *b = endpoint_slot(job, j);
             if (!strcmp(a, b))
                 return seed_errf(err, errlen,
                                  "endpoints.%s: expected an endpoint of its own, got "
@@ -238,8 +241,7 @@ int job_resolve(job_config *job, char *err, size_t errlen) {
         }
     /* the learner binds /metrics on the same host as its tcp endpoints */
     for (int i = 0; i < 6 && job->endpoints.metrics_port > 0; i++) {
-        const char *ep =
-            (char *)job + offsetof(job_config, endpoints.groups_in) + (size_t)i * JOB_ENDPOINT_LEN;
+        const char *ep = endpoint_slot(job, i);
         const char *colon = strrchr(ep, ':');
         if (!strncmp(ep, "tcp://", 6) && colon && atoi(colon + 1) == job->endpoints.metrics_port)
             return seed_errf(err, errlen,
