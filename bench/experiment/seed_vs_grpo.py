@@ -73,14 +73,26 @@ def mean_std(xs):
     return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
+def overrides_of(flag, spec, parts):
+    """The key=value job overrides after the first ':' of a --envs or --modes entry."""
+    bad = [x for x in parts if "=" not in x]
+    if bad:
+        sys.exit("seed_vs_grpo: %s entry %r: %r is not key=value" % (flag, spec, bad[0]))
+    return parts
+
+
 def parse_env(spec):
     """'sokoban' or 'household:key=value:...' -> (env, [key=value, ...]): job overrides of
     that env's runs and evaluations (envs.0.max_steps=30, job.max_env_steps=N)."""
     parts = spec.split(":")
-    bad = [x for x in parts[1:] if "=" not in x]
-    if not parts[0] or bad:
+    if not parts[0]:
         sys.exit("seed_vs_grpo: --envs entry %r: expected NAME or NAME:key=value:..." % spec)
-    return parts[0], parts[1:]
+    extra = overrides_of("--envs", spec, parts[1:])
+    for x in extra:
+        if x.startswith("job.max_env_steps=") and not x.split("=", 1)[1].isdigit():
+            sys.exit("seed_vs_grpo: --envs entry %r: job.max_env_steps must be a whole number "
+                     "of env steps, got %r" % (spec, x.split("=", 1)[1]))
+    return parts[0], extra
 
 
 def budget(a, env):
@@ -107,10 +119,7 @@ def parse_mode(spec):
     if not name or not all(c.isalnum() or c in "-_" for c in name) or not parts[0]:
         sys.exit("seed_vs_grpo: --modes entry %r: expected NAME=MODE:key=value:... with NAME "
                  "of letters, digits, - and _" % spec)
-    bad = [x for x in parts[1:] if "=" not in x]
-    if bad:
-        sys.exit("seed_vs_grpo: --modes entry %r: %r is not key=value" % (spec, bad[0]))
-    return name, parts[0], parts[1:]
+    return name, parts[0], overrides_of("--modes", spec, parts[1:])
 
 
 def first_split(a):
