@@ -1173,8 +1173,15 @@ def case_lost_work(tmp, port):
     assert kept["episodes_lost"] >= final["counts"]["episodes_lost"] and \
         kept["rejected.bad_telemetry"] >= 1 and kept["lost.peer_restarted"] >= 3, kept
     lrn = start("learner", job, "learner", tmp)
-    st = wait_for("the restarted learner", lambda s: s["step"] == state["step"], port, 120)
-    assert st["counts"]["episodes_lost"] == kept["episodes_lost"], (st["counts"], kept)
+    # the restarted trainer requeues the checkpoint's pending groups and may train some of
+    # them before the first status answer: its step is the checkpoint's or later; and after
+    # 3 peer timeouts the groups the dead analyzer held are counted lost (learner_restart)
+    st = wait_for("the restarted learner", lambda s: s["step"] >= state["step"], port, 120)
+    restart_lost = st["episodes_lost_by_reason"].get("learner_restart", 0) - \
+        kept.get("lost.learner_restart", 0)
+    assert restart_lost in (0, kept.get("dealt_outstanding", 0)), (restart_lost, kept)
+    assert st["counts"]["episodes_lost"] == kept["episodes_lost"] + restart_lost, \
+        (st["counts"], kept)
     assert st["counts"]["peers_lost"] >= kept["peers_lost"], (st["counts"], kept)
     assert st["rejected"].get("bad_telemetry", 0) >= 1, st["rejected"]
     assert st["episodes_lost_by_reason"].get("peer_restarted", 0) >= 3, st
@@ -1191,7 +1198,7 @@ def case_lost_work(tmp, port):
         json.dump(state, f, indent=2)
     start("learner", job, "learner", tmp)
     st = wait_for("the learner resumed from an old-style checkpoint",
-                  lambda s: s["step"] == state["step"], port, 120)
+                  lambda s: s["step"] >= state["step"], port, 120)
     assert st["counts"]["episodes_lost"] == 0 and st["rejected"] == {}, st["counts"]
     print("lost_work: restart under the same id counted (%d episodes), a killed analyzer's "
           "group counted (%d), counters kept across a learner restart: %s" % (

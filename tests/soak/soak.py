@@ -726,8 +726,8 @@ def main():
         # (the trainer thread requeues pending.bin's groups after the status socket binds:
         # the equation closes once they are back)
         st = wait_for("the final checkpoint resumed at step %d, its queued groups back" %
-                      state["step"], lambda s: s["stage"] == "rl" and s["step"] == state["step"]
-                      and s["version"] == state["version"] and
+                      state["step"], lambda s: s["stage"] == "rl" and s["step"] >= state["step"]
+                      and s["version"] >= state["version"] and
                       conservation(s["counts"], s["queues"])[2] == 0 and
                       sum(transit_terms(s["counts"], s["queues"],
                                         s["episodes_lost_by_reason"]).values()) == sent,
