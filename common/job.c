@@ -51,7 +51,8 @@ const job_key_def job_key_table[] = {
     INT("job.total_steps", job.total_steps, 0, BIG,
         "learner optimizer steps in stage 2; 0: stop after the warm start (stages 0 and 1)"),
     U64("job.max_env_steps", job.max_env_steps,
-        "stop stage 2 once this many env steps of episodes have reached the learner "
+        "stage 2's env-step budget: no rollout credit past it, and the groups it paid for are "
+        "all trained before the learner stops "
         "(equal-budget comparisons); 0: off"),
     ENUM("job.log_level", job.log_level, "error|warn|info|debug", "log verbosity of every role"),
 

@@ -104,6 +104,13 @@ typedef struct learner {
      * training) against the budget in force then */
     int training_groups;
     double groups_per_version, tokens_per_group;
+    /* job.max_env_steps (the I/O thread sets them; under mu): the moving average of env
+     * steps per received group, whether the env steps received plus those the actors'
+     * credit will bring reached the budget (no more credit is granted), and whether, with
+     * it reached, nothing is left at actors, in the hub or at analyzers: the trainer then
+     * trains what is queued and stops, so every group the budget paid for is trained. */
+    double env_steps_per_group;
+    int budget_closed, budget_dry;
     uint64_t steps_ready, credit_granted;
     int outstanding_max, budget_at_max;
     uint64_t groups_in_n, groups_scored_n, groups_trained_n, episodes_trained_n;

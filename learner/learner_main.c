@@ -158,6 +158,9 @@ static void on_group(learner *l, Seed__Envelope *e) {
     /* the size of a group, for the credit budget (a moving average over ~8 groups) */
     double gt = (double)learner_group_tokens(g);
     l->tokens_per_group = l->tokens_per_group > 0 ? 0.875 * l->tokens_per_group + 0.125 * gt : gt;
+    l->env_steps_per_group = l->env_steps_per_group > 0
+                                 ? 0.875 * l->env_steps_per_group + 0.125 * (double)steps
+                                 : (double)steps;
     if (l->stage == 2 && job_version_stale(l->job, g->policy_version, l->version)) {
         l->stale_hub += g->n_episodes;
         pthread_mutex_unlock(&l->mu);
@@ -347,6 +350,48 @@ int learner_credit_budget(const learner *l) {
     return SEED_MAX(b, 1);
 }
 
+/* job.max_env_steps (I/O thread; caller holds mu): the env steps received, and those the
+ * groups actors hold credit for will bring, each at the moving average per group. */
+static double budget_projected(const learner *l) {
+    int held = 0;
+    for (int i = 0; i < l->n_actor_credits; i++) held += l->actor_credits[i].held;
+    return (double)l->st.counters[LEARNER_C_ENV_STEPS] + held * l->env_steps_per_group;
+}
+
+/* Credit that keeps the projection within job.max_env_steps (caller holds mu): none once
+ * it is reached, else the groups that fit (one at least; all of room before the first
+ * group has said what a group costs). */
+static int budget_room(const learner *l, int room) {
+    const uint64_t max = l->job->job.max_env_steps;
+    if (max == 0 || room <= 0) return room;
+    const double left = (double)max - budget_projected(l);
+    if (left <= 0) return 0;
+    if (l->env_steps_per_group <= 0) return room;
+    return SEED_MIN(room, SEED_MAX((int)ceil(left / l->env_steps_per_group), 1));
+}
+
+/* job.max_env_steps (I/O thread): closed once the projection reached the budget (with
+ * nothing held it is the env steps received, so a closed budget was spent); dry once,
+ * closed, no group is left at an actor, in the hub or at an analyzer. The trainer waits
+ * on dry to train a last, smaller step and stop. */
+static void budget_update(learner *l) {
+    const uint64_t max = l->job->job.max_env_steps;
+    if (max == 0) return;
+    pthread_mutex_lock(&l->mu);
+    int held = 0;
+    for (int i = 0; i < l->n_actor_credits; i++) held += l->actor_credits[i].held;
+    uint64_t at_analyzers = l->orphan_dealt;
+    for (int i = 0; i < l->st.n_peers; i++)
+        if (l->st.peers[i].role == SEED__ROLE__ROLE_ANALYZER)
+            at_analyzers += l->st.peers[i].outstanding;
+    const int closed = l->stage == 2 && budget_projected(l) >= (double)max;
+    const int dry = closed && held == 0 && l->hub_q.n == 0 && at_analyzers == 0;
+    if (dry && !l->budget_dry) pthread_cond_broadcast(&l->cv);
+    l->budget_closed = closed;
+    l->budget_dry = dry;
+    pthread_mutex_unlock(&l->mu);
+}
+
 /* Deal rollout credit to the actors that asked, one group at a time round robin, while
  * the budget has room; one GRANT per actor per call. Only in stage 2 (nothing is
  * published before it). An actor whose GRANT cannot be sent is forgotten until it asks
@@ -360,7 +405,7 @@ static void grant_credit(learner *l) {
         l->outstanding_max = out;
         l->budget_at_max = budget;
     }
-    int room = budget - out, stage = l->stage;
+    int room = budget_room(l, budget - out), stage = l->stage;
     const uint64_t version = l->version;
     pthread_mutex_unlock(&l->mu);
     if (!any || stage != 2 || room <= 0) return;
@@ -954,6 +999,7 @@ int main(int argc, char **argv) {
         }
         flush_hub(l);
         grant_credit(l);
+        budget_update(l);
         drain_monitors(l);
         double now = seed_now();
         if (now - last_tick >= 1.0) {

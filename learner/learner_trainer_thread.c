@@ -343,13 +343,13 @@ static void evaluate(learner *l) {
                  (long long)l->step, rep.pool_success, rep.pool_episodes);
 }
 
-/* job.max_env_steps: the env steps of received episodes reached the budget. */
-static int env_budget_spent(learner *l) {
-    uint64_t max = l->job->job.max_env_steps;
+/* job.max_env_steps: the budget is spent, nothing it paid for is still coming (the I/O
+ * thread's budget_dry), and the trainer has trained or dropped (stale) what was queued. */
+static int env_budget_done(learner *l) {
     pthread_mutex_lock(&l->mu);
-    int spent = max > 0 && l->st.counters[LEARNER_C_ENV_STEPS] >= max;
+    int done = l->job->job.max_env_steps > 0 && l->budget_dry && l->train_q.n == 0;
     pthread_mutex_unlock(&l->mu);
-    return spent;
+    return done;
 }
 
 /* Evaluate before the first step, every eval.every steps and (final) after the last. */
@@ -369,11 +369,12 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
     int bcap = 0, stepped = 0;
     int rc = 0;
     maybe_evaluate(l, 0);
-    while (l->step < job->job.total_steps && !env_budget_spent(l)) {
+    while (l->step < job->job.total_steps && !env_budget_done(l)) {
         double tw = seed_now();
         pthread_mutex_lock(&l->mu);
         int waited = 0;
-        while (!l->stopping && learner_step_short(l) > 0) {
+        /* a spent env-step budget with nothing more coming: train what is queued */
+        while (!l->stopping && learner_step_short(l) > 0 && !l->budget_dry) {
             waited = 1;
             pthread_cond_wait(&l->cv, &l->mu);
         }
@@ -502,7 +503,7 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         if ((rc = learner_checkpoint_due(l, 0, err, errlen))) break;
         maybe_evaluate(l, 0);
     }
-    if (!rc && !l->stopping && (l->step >= job->job.total_steps || env_budget_spent(l)))
+    if (!rc && !l->stopping && (l->step >= job->job.total_steps || env_budget_done(l)))
         maybe_evaluate(l, 1);
     learner_samples_free(&samples);
     free(batch);
@@ -619,7 +620,7 @@ void *learner_trainer_main(void *arg) {
     }
     if (l->step >= job->job.total_steps)
         seed_log(SEED_LOG_INFO, "reached total_steps %d", job->job.total_steps);
-    else if (!rc && env_budget_spent(l))
+    else if (!rc && env_budget_done(l))
         seed_log(SEED_LOG_INFO, "reached max_env_steps %llu at step %lld",
                  (unsigned long long)job->job.max_env_steps, (long long)l->step);
     learner_step_free(l->stepper);

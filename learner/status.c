@@ -163,6 +163,11 @@ static void status_queues(cJSON *j, const learner *l) {
     cJSON_AddNumberToObject(q, "train_tokens", (double)l->train_q.tokens_total);
     cJSON_AddNumberToObject(q, "tokens_per_step", l->job->optim.tokens_per_step);
     cJSON_AddNumberToObject(q, "groups_per_step", l->job->optim.groups_per_step);
+    /* job.max_env_steps: the env steps a group brings (moving average), whether credit
+     * stopped at the budget, and whether the learner is training its last groups */
+    cJSON_AddNumberToObject(q, "env_steps_per_group", l->env_steps_per_group);
+    cJSON_AddBoolToObject(q, "env_budget_closed", l->budget_closed != 0);
+    cJSON_AddBoolToObject(q, "env_budget_dry", l->budget_dry != 0);
 }
 
 /* The run's counters ("counts"), then the reason tables behind three of them. */

@@ -1386,10 +1386,12 @@ def case_credit_restart(tmp, port):
 
 def case_env_budget(tmp, port):
     """job.max_env_steps ends RL at an env-step budget (the experiment's equal budgets):
-    the learner checks it before every step, so every step but the last began under the
-    budget, the learner says so in its log and exits 0 long before job.total_steps, and
-    seedctl launch ends with it."""
-    budget = 300
+    credit stops at the budget and every group it paid for is trained before the learner
+    stops (none is left at an analyzer or in a queue, as when the learner stopped at the
+    first group past the budget); the run ends within a few groups of the budget, the
+    learner says so in its log and exits 0 long before job.total_steps, and seedctl
+    launch ends with it."""
+    budget, G, max_steps = 300, 4, 2
     job = write_job(tmp, port, job__max_env_steps=budget)
     log = open(os.path.join(tmp, "seedctl.log"), "wb")
     ctl = subprocess.Popen([os.path.join(BIN, "seedctl"), "launch", job, "--quiet"],
@@ -1405,13 +1407,19 @@ def case_env_budget(tmp, port):
     rl = [x for x in map(json.loads, open(os.path.join(run, "metrics.jsonl")))
           if x["stage"] == 2 and "loss" in x]
     assert 3 <= len(rl) == rl[-1]["step"] < 1000, rl[-2:]
-    assert all(x["env_steps_seen"] < budget for x in rl[:-1]), \
-        [(x["step"], x["env_steps_seen"]) for x in rl]
+    seen_steps, seen_eps = rl[-1]["env_steps_seen"], rl[-1]["episodes_seen"]
+    trained = G * sum(x["groups"] for x in rl)
+    assert trained == seen_eps, \
+        "episodes received %d, trained %d: a budgeted run left groups untrained (%s)" % (
+            seen_eps, trained, [(x["step"], x["groups"], x["episodes_seen"]) for x in rl])
+    # a group is at most G * max_steps env steps; credit the projection allowed past the
+    # budget is a few groups at most (actors hold one group each here)
+    assert budget <= seen_steps <= budget + 4 * G * max_steps, (seen_steps, budget)
     text = open(os.path.join(run, "logs", "learner.log"), errors="replace").read()
     want = "reached max_env_steps %d at step %d" % (budget, len(rl))
     assert want in text, (want, text[-2000:])
-    print("env_budget: stopped at step %d with %d env steps seen (budget %d)" %
-          (len(rl), rl[-1]["env_steps_seen"], budget))
+    print("env_budget: stopped at step %d with %d env steps seen (budget %d), all %d "
+          "episodes received trained" % (len(rl), seen_steps, budget, trained))
 
 
 def case_launch_threads(tmp, port):
