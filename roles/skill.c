@@ -149,6 +149,18 @@ int skill_format(const skill_parsed *s, char *out, size_t len) {
     return n < len ? 0 : -1;
 }
 
+void skill_keep_steps(skill_parsed *s, int n_steps) {
+    int kept = 0;
+    for (int i = 0; i < s->n_steps; i++) {
+        int k = s->step_no[i], dup = 0;
+        for (int j = 0; j < kept && !dup; j++) dup = s->step_no[j] == k;
+        if (k < 1 || k > n_steps || dup) continue;
+        s->step_no[kept] = k;
+        s->step[kept++] = s->step[i];
+    }
+    s->n_steps = kept;
+}
+
 const char *skill_for_step(const skill_parsed *s, int k) {
     for (int i = 0; i < s->n_steps; i++)
         if (s->step_no[i] == k) return s->step[i];

@@ -4,6 +4,8 @@ The behaviour is chosen by the first path segment of the request (the base URL a
 gives the client is http://127.0.0.1:PORT/<behaviour>/v1):
 
   good        200, a well-formed answer whose content is SKILL (a skill with step lines)
+  extrasteps  200, SKILL_EXTRA: SKILL plus a second "step 1:" line and a "step 40:" line
+              (steps no episode of the tests takes), as a policy may write
   slow        answers after SLOW_S seconds (longer than the tests' timeout), or never
               once the server stops
   malformed   200 with a body that is not JSON
@@ -27,6 +29,8 @@ import time
 SKILL = ("<skill>Push the box onto the target by standing behind it; never push a box into a "
          "corner.\nstep 1: Move toward the side of the box opposite the target.\n"
          "step 2: Push the box onto the target.</skill>")
+SKILL_EXTRA = SKILL[:-len("</skill>")] + ("\nstep 1: Push it again.\n"
+                                         "step 40: Push the box past the end.</skill>")
 KEY = "sk-test-1234"
 SLOW_S = 30.0
 
@@ -89,7 +93,7 @@ class FakeOpenAI:
                         {"error": {"message": "the model is overloaded", "code": 500}}))
                 if mode == "unauth" and self.headers.get("Authorization") != "Bearer " + KEY:
                     return self.reply(401, json.dumps({"error": {"message": "bad key"}}))
-                return self.reply(200, answer(SKILL, body))
+                return self.reply(200, answer(SKILL_EXTRA if mode == "extrasteps" else SKILL, body))
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
