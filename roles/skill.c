@@ -150,15 +150,14 @@ int skill_format(const skill_parsed *s, char *out, size_t len) {
 }
 
 void skill_keep_steps(skill_parsed *s, int n_steps) {
-    int kept = 0;
-    for (int i = 0; i < s->n_steps; i++) {
-        int k = s->step_no[i], dup = 0;
-        for (int j = 0; j < kept && !dup; j++) dup = s->step_no[j] == k;
-        if (k < 1 || k > n_steps || dup) continue;
-        s->step_no[kept] = k;
-        s->step[kept++] = s->step[i];
+    int n = s->n_steps;
+    s->n_steps = 0; /* the kept lines, compacted in place: skill_for_step sees only those */
+    for (int i = 0; i < n; i++) {
+        int k = s->step_no[i];
+        if (k < 1 || k > n_steps || skill_for_step(s, k)) continue;
+        s->step_no[s->n_steps] = k;
+        s->step[s->n_steps++] = s->step[i];
     }
-    s->n_steps = kept;
 }
 
 const char *skill_for_step(const skill_parsed *s, int k) {

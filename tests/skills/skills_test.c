@@ -1,9 +1,9 @@
 /* skills_test.c — skill libraries: the parser's errors (each names the file, the key and
  * what was expected), lookups with the "*" fallback, the skill text the analyzer parses,
  * the one step-skill limit (item: analyzer.max_step_skills and skill_parsed agree), the
- * step lines an episode can use (skill_keep_steps), a
- * job's library (file or directory), and the shipped deploy/skills files: they parse and
- * give every family each built-in env reports an entry of its own.
+ * step lines an episode can use (skill_keep_steps), a job's library (file or directory),
+ * and the shipped deploy/skills files: they parse and give every family each built-in
+ * env reports an entry of its own.
  *
  * Usage: skills_test SKILLS_DIR (deploy/skills). */
 #define _GNU_SOURCE
