@@ -115,6 +115,9 @@ typedef struct learner {
     int outstanding_max, budget_at_max;
     uint64_t groups_in_n, groups_scored_n, groups_trained_n, episodes_trained_n;
     int step_groups; /* groups the last stage-2 step trained (metrics.jsonl "groups") */
+    /* of those, the groups whose episodes all won / all lost (metrics.jsonl
+     * "groups_all_won", "groups_all_lost") */
+    int step_all_won, step_all_lost;
     uint64_t stale_hub, stale_train, malformed_groups;
     uint64_t malformed_base; /* malformed messages counted before a restart (checkpoint) */
     /* Episodes the run before a restart had dealt to analyzers and not had back (the

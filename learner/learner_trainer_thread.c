@@ -218,6 +218,8 @@ static void append_metrics(learner *l, const learner_step_stats *s, double lr) {
                {"q_tokens", (double)s->q_tokens},
                {"samples", (double)s->samples},
                {"groups", (double)l->step_groups},
+               {"groups_all_won", (double)l->step_all_won},
+               {"groups_all_lost", (double)l->step_all_lost},
                {"step_seconds", s->seconds},
                {"episodes_seen", (double)l->st.counters[LEARNER_C_EPISODES]},
                {"env_steps_seen", (double)l->st.counters[LEARNER_C_ENV_STEPS]},
@@ -269,6 +271,8 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
     pthread_mutex_lock(&l->mu);
     l->scored_off_version += (uint64_t)st.scored_off_version;
     l->episodes_error += (uint64_t)st.episodes_error;
+    l->step_all_won = (int)st.groups_all_won;
+    l->step_all_lost = (int)st.groups_all_lost;
     learner_reasons_merge(&l->st.episode_errors, &st.errors);
     pthread_mutex_unlock(&l->mu);
     return rc;

@@ -171,7 +171,7 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
             return seed_errf(err, errlen, "out of memory for a group of %zu episodes",
                              g->n_episodes);
         /* the group's statistics cover the episodes that ran to their end */
-        int ne = 0, nsteps = 0;
+        int ne = 0, nsteps = 0, nwon = 0;
         for (size_t e = 0; e < g->n_episodes; e++) {
             const Seed__Episode *ep = g->episodes[e];
             if (is_error(ep)) {
@@ -180,8 +180,11 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                 continue;
             }
             b->ret[ne++] = ep->episode_return;
+            nwon += ep->won != 0;
             nsteps += (int)ep->n_steps;
         }
+        if (ne > 0 && nwon == ne) st->groups_all_won++;
+        if (ne > 0 && nwon == 0) st->groups_all_lost++;
         learner_group_advantages(b->ret, ne, cfg->adv_norm, b->adv);
         const int gigpo = cfg->gigpo_coef != 0.0f && nsteps > 0;
         if (gigpo) {

@@ -44,7 +44,10 @@ typedef struct learner_samples_stats {
     int64_t groups, samples;
     int64_t scored_off_version; /* groups whose scored_version != policy_version */
     int64_t episodes_error;     /* episodes left out for an error */
-    learner_reasons errors;     /* ... by reason */
+    /* groups whose episodes all won / all lost: no success contrast for GRPO to learn
+     * from (their advantages come from the return's shaping alone) */
+    int64_t groups_all_won, groups_all_lost;
+    learner_reasons errors; /* ... by reason */
 } learner_samples_stats;
 
 typedef struct learner_samples {

@@ -178,6 +178,8 @@ static cJSON *build(Seed__Envelope *e, const opts *o, learner_samples *b) {
     cJSON_AddNumberToObject(c, "samples", (double)st.samples);
     cJSON_AddNumberToObject(c, "scored_off_version", (double)st.scored_off_version);
     cJSON_AddNumberToObject(c, "episodes_error", (double)st.episodes_error);
+    cJSON_AddNumberToObject(c, "groups_all_won", (double)st.groups_all_won);
+    cJSON_AddNumberToObject(c, "groups_all_lost", (double)st.groups_all_lost);
     cJSON *r = cJSON_AddObjectToObject(j, "errors");
     for (int i = 0; i < st.errors.n; i++)
         cJSON_AddNumberToObject(r, st.errors.reason[i], (double)st.errors.count[i]);

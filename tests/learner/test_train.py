@@ -20,7 +20,9 @@ Checks (each fails on the code before issue 7):
   - a non-finite loss skips the step without touching the weights; the third in a row
     is an error;
   - learner_step_reset_moments zeroes AdamW's moments and step count;
-  - the job check refuses micro_batch_tokens < max_prompt_tokens + max_new_tokens.
+  - the job check refuses micro_batch_tokens < max_prompt_tokens + max_new_tokens;
+  - a group whose finished episodes all won (all lost) counts in groups_all_won
+    (groups_all_lost); an episode with an error does not decide it.
 Usage: test_train.py LEARNER_TOOL PROJECT_ROOT [JOB_TOOL]
 """
 import json, math, os, subprocess, sys, tempfile
@@ -253,6 +255,19 @@ def test_gigpo_and_errors(rng):
           "excluded and counted by reason")
 
 
+def test_uniform_groups(rng):
+    """groups_all_won / groups_all_lost: the groups with no success contrast."""
+    cases = {"all_won": ([1, 1, 0, 1], (1, 0)), "mixed": ([1, 0, 0, 1], (0, 0)),
+             "all_lost": ([0, 0, 1, 0], (0, 1))}
+    for name, (won, want) in cases.items():
+        sg = make_group(rng, 4, 2, errors={2: "env error: reset"})  # episode 2 is left out
+        for e, w in enumerate(won):
+            sg.group.episodes[e].won = bool(w)
+        st = samples(sg, "uniform_" + name)["stats"]
+        assert (st["groups_all_won"], st["groups_all_lost"]) == want, (name, st)
+    print("ok: groups_all_won / groups_all_lost count groups by their finished episodes")
+
+
 def test_opd_baseline(rng):
     """algorithm.opd_baseline group: every sample of a group carries the mean q - s over
     the group's tokens that have a q (the learner_tool distils on every reply token), error
@@ -433,4 +448,5 @@ test_episode_mean(rng)
 test_moments()
 test_prompt_loss()
 test_job_check()
+test_uniform_groups(rng)
 print("learner train: all checks passed")
