@@ -27,6 +27,7 @@
 #include "roles/policy_weights.h"
 #include "roles/render.h"
 #include "roles/rollout.h"
+#include "roles/taskpool.h"
 #include "roles/telemetry.h"
 #include "roles/daemon.h"
 #include "common/skill_library.h"
@@ -51,7 +52,9 @@ typedef struct actor {
     tok *tk;
     rollout *ro;
     int G, n_groups;
-    uint64_t *group_id; /* per group slot: the id of the group it plays */
+    uint64_t *group_id;           /* per group slot: the id of the group it plays */
+    int *pool_task;               /* per group slot: its task's index in the env's pool, or -1 */
+    taskpool pools[JOB_MAX_ENVS]; /* per env with a fixed pool (envs.N.tasks) */
     uint64_t version, group_counter;
     seed_rng task_rng;
     skill_lib lib; /* skill_prompt: the fixed library (empty otherwise) */
@@ -153,15 +156,20 @@ static int pick_env(actor *A) {
 }
 
 /* Start a new group in group slot g: a task (env, seed) from this actor's task stream,
- * or, when the env has a fixed pool (envs.N.tasks), one of the pool's tasks: task k is
- * the k-th task of the evaluation set named by (split, job.seed), the formula rollout_eval
- * uses, so `seedctl eval --split S --seed job.seed --episodes tasks` plays the pool. */
+ * or, when the env has a fixed pool (envs.N.tasks), one of the pool's tasks, picked as
+ * actor.pool_sampling says (roles/taskpool.h): task k is the k-th task of the evaluation
+ * set named by (split, job.seed), the formula rollout_eval uses, so `seedctl eval --split
+ * S --seed job.seed --episodes tasks` plays the pool. */
 static int start_group(actor *A, int g) {
     int env_idx = pick_env(A);
     uint64_t task_seed = seed_rng_next(&A->task_rng) >> 1;
     uint64_t draw = task_seed;
     int pool = A->job->envs[env_idx].tasks;
-    if (pool > 0) task_seed = rollout_task_seed(A->job->job.seed, draw % (uint64_t)pool);
+    A->pool_task[g] = -1;
+    if (pool > 0) {
+        A->pool_task[g] = taskpool_pick(&A->pools[env_idx], draw, &A->task_rng);
+        task_seed = rollout_task_seed(A->job->job.seed, (uint64_t)A->pool_task[g]);
+    }
     env_split split;
     if (env_split_parse(A->job->envs[env_idx].split, &split)) split = ENV_SPLIT_TRAIN;
     A->group_id[g] = ++A->group_counter;
@@ -171,6 +179,21 @@ static int start_group(actor *A, int g) {
     }
     if (pool > 0) rollout_group_salt(A->ro, g, draw);
     return 0;
+}
+
+/* What a finished group of a pool task says about that task (episodes with an error say
+ * nothing). */
+static void record_pool(actor *A, int g) {
+    const int k = A->pool_task[g];
+    if (k < 0) return;
+    int won = 0, finished = 0;
+    for (int i = 0; i < A->G; i++) {
+        const rollout_ep *ep = rollout_episode(A->ro, g, i);
+        if (ep->error[0]) continue;
+        finished++;
+        won += ep->won != 0;
+    }
+    taskpool_record(&A->pools[rollout_group_at(A->ro, g)->env_idx], k, won, finished);
 }
 
 static int send_group(actor *A, int g) {
@@ -296,7 +319,13 @@ static int setup(actor *A) {
                       .expert = 0};
     if (rollout_create(&A->ro, &rc, g_err, sizeof g_err)) return -1;
     A->group_id = calloc((size_t)A->n_groups, sizeof *A->group_id);
-    if (!A->group_id) return seed_errf(g_err, sizeof g_err, "out of memory");
+    A->pool_task = calloc((size_t)A->n_groups, sizeof *A->pool_task);
+    if (!A->group_id || !A->pool_task) return seed_errf(g_err, sizeof g_err, "out of memory");
+    for (int i = 0; i < job->n_envs; i++)
+        if (job->envs[i].tasks > 0 &&
+            taskpool_init(&A->pools[i], job->envs[i].tasks,
+                          job->actor.pool_sampling == JOB_POOL_FRONTIER, g_err, sizeof g_err))
+            return -1;
     seed_rng_init(&A->task_rng,
                   seed_hash_mix(job->job.seed, seed_fnv1a64(A->a.id, strlen(A->a.id))));
 
@@ -321,6 +350,8 @@ static int setup(actor *A) {
 static void teardown(actor *A) {
     rollout_free(A->ro);
     free(A->group_id);
+    free(A->pool_task);
+    for (int i = 0; i < JOB_MAX_ENVS; i++) taskpool_free(&A->pools[i]);
     skill_lib_free(&A->lib);
     weights_rx_free(A->wrx);
     telemetry_stop(&A->tel);
@@ -393,6 +424,7 @@ int main(int argc, char **argv) {
         }
         for (int g = 0; g < A->n_groups; g++) {
             if (!rollout_group_done(A->ro, g)) continue;
+            record_pool(A, g);
             send_group(A, g);
             rollout_group_release(A->ro, g);
         }

@@ -148,6 +148,9 @@ const job_key_def job_key_table[] = {
         "concurrent episodes per actor (decode batch)"),
     INT("actor.groups_in_flight", actor.groups_in_flight, 1, 65536,
         "groups an actor plays at once"),
+    ENUM("actor.pool_sampling", actor.pool_sampling, "uniform|frontier",
+         "which task of a fixed pool (envs.N.tasks) a group plays: uniform, or frontier (by "
+         "4p(1-p) of the task's recent success p, so env steps go to tasks with a GRPO signal)"),
 
     ENUM("analyzer.skill_source", analyzer.skill_source, "self|oracle|http",
          "who writes stage-2 skills"),

@@ -50,6 +50,7 @@ typedef enum { JOB_OPD_NONE = 0, JOB_OPD_DELTA = 1, JOB_OPD_IMPORTANCE = 2 } job
 typedef enum { JOB_OPD_TOKENS_ACTION = 0, JOB_OPD_TOKENS_RESPONSE = 1 } job_opd_tokens;
 /* What q - s is measured from: zero, or the mean q - s over the group's distilled tokens. */
 typedef enum { JOB_OPD_BASELINE_NONE = 0, JOB_OPD_BASELINE_GROUP = 1 } job_opd_baseline;
+typedef enum { JOB_POOL_UNIFORM = 0, JOB_POOL_FRONTIER = 1 } job_pool_sampling;
 /* How a step averages its per-token losses: over all its response tokens, or per episode
  * first (every episode weighs the same, however many steps and tokens it took). */
 typedef enum { JOB_LOSS_AGG_EPISODE = 0, JOB_LOSS_AGG_TOKEN = 1 } job_loss_agg;
@@ -149,6 +150,7 @@ typedef struct job_config {
     struct {
         int episodes_in_flight;
         int groups_in_flight;
+        int pool_sampling; /* job_pool_sampling: which task of a fixed pool is played next */
     } actor;
     struct {
         int skill_source; /* job_skill_source */

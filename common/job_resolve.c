@@ -140,6 +140,14 @@ static int check_mode_keys(job_config *job, char *err, size_t errlen) {
         rc = seed_errf(err, errlen,
                        "algorithm.opd_baseline: 'group' cannot be honoured with algorithm.w_opd "
                        "0 and opd_loss none: nothing uses q-s (expected none, or w_opd > 0)");
+    if (!rc && job->actor.pool_sampling == JOB_POOL_FRONTIER) {
+        int pools = 0;
+        for (int i = 0; i < job->n_envs; i++) pools += job->envs[i].tasks > 0;
+        if (!pools)
+            rc = seed_errf(err, errlen,
+                           "actor.pool_sampling: 'frontier' cannot be honoured: no env has a "
+                           "fixed pool to choose from (expected uniform, or envs.N.tasks > 0)");
+    }
     if (!rc && job->algorithm.stage0_expert_noise > 0.0 && job->algorithm.stage0_steps == 0 &&
         job->algorithm.stage1_steps == 0) {
         job_field_text(job_key_find("algorithm.stage0_expert_noise"), job, val, sizeof val);

@@ -460,6 +460,13 @@ static void test_mode_keys(void) {
         "nothing uses q-s");
     CHECK(BUILD(j, err, "algorithm.opd_baseline=group") == 0 &&
           j->algorithm.opd_baseline == JOB_OPD_BASELINE_GROUP);
+    /* actor.pool_sampling frontier chooses among a fixed pool's tasks: without one, refused */
+    CHECK(BUILD(j, err, "actor.pool_sampling=frontier") == 0 &&
+          j->actor.pool_sampling == JOB_POOL_FRONTIER);
+    ERR(BUILD(j, err, "actor.pool_sampling=frontier", "envs.0.tasks=0"), err,
+        "actor.pool_sampling: 'frontier' cannot be honoured", "no env has a fixed pool");
+    ERR(BUILD(j, err, "actor.pool_sampling=hardest"), err, "actor.pool_sampling",
+        "uniform|frontier");
     CHECK(BUILD(j, err, "algorithm.opd_baseline=group", "algorithm.w_opd=0",
                 "algorithm.opd_loss=delta", "algorithm.opd_loss_coef=0.1") == 0);
     /* stage0_expert_noise acts only in a warm start */
