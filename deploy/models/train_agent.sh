@@ -15,15 +15,20 @@
 #   phase 3  stage 1: SFT on the oracle's skills for the env's trajectories (so it can
 #            write one), mixed half and half with acting demonstrations, 30 steps,
 #            saved in bf16
+#   phase 4  behaviour cloning again from phase 3's weights at lr 3e-4, household
+#            weighted 4 to sokoban's 1 (household was at 0.09, sokoban at 0.50), 200 steps
+#   phase 5  stage 1 again at lr 3e-4, 30 steps, saved in bf16 (phase 4 alone left the
+#            skill writing behind)
 # Each phase ends with the learner's evaluation (job.total_steps 0; sampled at T = 1 on
-# 32 unseen tasks per env); phase 3's is copied beside the weights as agent/eval.json.
+# 32 unseen tasks per env); phase 5's is copied beside the weights as agent/eval.json.
 #
 # Usage: deploy/models/train_agent.sh [BUILD_DIR] [key=value ...]
 #   BUILD_DIR defaults to build (configured and built if missing); key=value overrides
 #   go to every phase's job (e.g. model.threads=16).
 # Deterministic for a given seed and thread count. Wall time on 2 cores: about 6 s a
 # step, so phase 1 76 minutes, phase 2 59 minutes, phase 3 5 minutes with its
-# evaluation, about 2 hours 25 minutes in all (README.md).
+# evaluation; phase 4 at 3.5-5 s a step 13-17 minutes, phase 5 3 minutes; about 2 hours
+# 45 minutes in all (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build
@@ -44,9 +49,13 @@ learner job.run_dir="$run/both" model.path="$(latest "$run/household")" model.in
     algorithm.stage0_steps=492 "$@"
 learner job.run_dir="$run/skills" model.path="$(latest "$run/both")" model.init=load \
     algorithm.stage1_steps=30 model.dtype=bf16 "$@"
+learner job.run_dir="$run/household4" model.path="$(latest "$run/skills")" model.init=load \
+    envs.0.weight=0.25 algorithm.stage0_steps=200 optim.sft_lr=0.0003 "$@"
+learner job.run_dir="$run/skills2" model.path="$(latest "$run/household4")" model.init=load \
+    algorithm.stage1_steps=30 optim.sft_lr=0.0003 model.dtype=bf16 "$@"
 
-ckpt=$(latest "$run/skills")
+ckpt=$(latest "$run/skills2")
 cp "$ckpt/model.safetensors" deploy/models/agent/model.safetensors
-cp "$run/skills/eval.json" deploy/models/agent/eval.json
+cp "$run/skills2/eval.json" deploy/models/agent/eval.json
 echo "train_agent: $(($(date +%s) - start)) s; deploy/models/agent/ updated from $ckpt"
 cat deploy/models/agent/eval.json

@@ -3,7 +3,7 @@
 The task is one fixed sokoban level (envs.0.tasks = 1: task 0 of the task set named by
 job.seed, split train) whose box is one push from its target with the player beside it,
 and an episode is one step (max_steps 1): a decision the agent makes right about half
-the time (sampled at temperature 1) and that RL makes it take almost always within a
+the time (sampled) and that RL makes it take almost always within a
 dozen steps of one group each. Checked:
 
 - the task: the expert wins it in one step through seedctl eval (the same task set), and
@@ -12,9 +12,9 @@ dozen steps of one group each. Checked:
   that reached the learner) of the last 8 steps is at least 0.2 above the first record
   (the first 16 episodes, policy versions 1-2) and at least 0.7. Measured with the
   shipped agent that reasons before it acts (its replies need the default 64 new
-  tokens): 0.38, 0.38 and 0.50 at the start, 0.96, 0.96 and 0.91 over the last 8 steps.
-  On job seed 12's level, the one used before, it starts at 0.69, too near the top to
-  show a rise.
+  tokens), on job seed 20's level: 0.56 and 0.56 at the start, 0.84 and 0.90 over the
+  last 8 steps (the agent before it: 0.38-0.50 -> 0.91-0.96 on job seed 34's level,
+  which the current agent wins at once, 1.00 at the start).
 
 Mode grpo, not seed: on this task seed's distillation term pulls success down (0.19 ->
 0.06 with self-written skills, -> 0.00 with the oracle's), the open finding of issue 8
@@ -33,7 +33,7 @@ import tempfile
 BIN, REPO = sys.argv[1], sys.argv[2]
 SEEDCTL = os.path.join(BIN, "seedctl")
 AGENT = os.path.join(REPO, "deploy", "models", "agent")
-JOB_SEED = 34  # task 0 of this set is a one-push level (checked below)
+JOB_SEED = 20  # task 0 of this set is a one-push level (checked below)
 LEVEL = ["envs.0.options.search_depth=3", "envs.0.max_steps=1"]
 sys.path.insert(0, os.path.join(REPO, "tests"))
 import looptools  # noqa: E402
