@@ -480,11 +480,10 @@ static void process(analyzer *A, Seed__Envelope *in) {
              : A->job->analyzer.skill_source == JOB_SKILL_HTTP   ? http_skills(A, g, w)
                                                                  : self_skills(A, g, w);
         for (int e = 0; e < n && !rc; e++) {
-            skill_parse(w[e].text, strlen(w[e].text), A->job->analyzer.max_step_skills,
-                        &w[e].skill);
             /* only the lines of steps this episode took: the learner refuses a group
              * whose analysis has more step skills than its episode has steps */
-            skill_keep_steps(&w[e].skill, (int)g->episodes[e]->n_steps);
+            skill_parse_episode(w[e].text, strlen(w[e].text), A->job->analyzer.max_step_skills,
+                                (int)g->episodes[e]->n_steps, &w[e].skill);
             w[e].an.skill = (char *)w[e].skill.episode;
             w[e].an.n_step_skills = (size_t)w[e].skill.n_steps;
             w[e].an.step_skills = calloc((size_t)w[e].skill.n_steps + 1, sizeof(char *));

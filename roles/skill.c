@@ -85,7 +85,8 @@ static const char *put(char *buf, size_t cap, size_t *pos, const char *src, size
     return dst;
 }
 
-void skill_parse(const char *text, size_t len, int max_steps, skill_parsed *out) {
+/* n_steps < 0: every step number is kept (up to max_steps lines). */
+static void parse(const char *text, size_t len, int max_steps, int n_steps, skill_parsed *out) {
     memset(out, 0, sizeof *out);
     if (max_steps > SKILL_LIB_MAX_STEPS) max_steps = SKILL_LIB_MAX_STEPS;
     const char *a = text, *end = text + len;
@@ -116,7 +117,10 @@ void skill_parse(const char *text, size_t len, int max_steps, skill_parsed *out)
         int k = 0;
         const char *sent = NULL;
         if (skill_lib_step_line(tmp, &k, &sent)) { /* the one "step k:" rule */
-            if (out->n_steps < max_steps) {
+            /* a line for a step the episode never took, or a step already named, is
+             * dropped before it counts against max_steps */
+            int usable = n_steps < 0 || (k >= 1 && k <= n_steps && !skill_for_step(out, k));
+            if (usable && out->n_steps < max_steps) {
                 /* a NUL inside the line ended tmp early: trim what it left at the end */
                 size_t sl = strlen(sent);
                 while (sl && isspace((unsigned char)sent[sl - 1])) sl--;
@@ -149,15 +153,13 @@ int skill_format(const skill_parsed *s, char *out, size_t len) {
     return n < len ? 0 : -1;
 }
 
-void skill_keep_steps(skill_parsed *s, int n_steps) {
-    int n = s->n_steps;
-    s->n_steps = 0; /* the kept lines, compacted in place: skill_for_step sees only those */
-    for (int i = 0; i < n; i++) {
-        int k = s->step_no[i];
-        if (k < 1 || k > n_steps || skill_for_step(s, k)) continue;
-        s->step_no[s->n_steps] = k;
-        s->step[s->n_steps++] = s->step[i];
-    }
+void skill_parse(const char *text, size_t len, int max_steps, skill_parsed *out) {
+    parse(text, len, max_steps, -1, out);
+}
+
+void skill_parse_episode(const char *text, size_t len, int max_steps, int n_steps,
+                         skill_parsed *out) {
+    parse(text, len, max_steps, n_steps < 0 ? 0 : n_steps, out);
 }
 
 const char *skill_for_step(const skill_parsed *s, int k) {

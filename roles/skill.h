@@ -62,11 +62,14 @@ void skill_parse(const char *text, size_t len, int max_steps, skill_parsed *out)
 /* A parsed skill written back as a skill text: the paragraph, then one "step k: ..."
  * line per step skill. Returns -1 when it was cut to fit len. */
 int skill_format(const skill_parsed *s, char *out, size_t len);
-/* Keep the step lines an episode of n_steps steps can use: numbered 1..n_steps, the
- * first line of each number (the one skill_for_step returns), in their order. A skill
- * the policy writes may name steps the episode never took or one step twice; those
- * lines are never read, and the wire refuses more step skills than steps. */
-void skill_keep_steps(skill_parsed *s, int n_steps);
+/* skill_parse for the skill of an episode of n_steps steps: a step line is kept only when
+ * its number is in 1..n_steps and no earlier line named it (the line skill_for_step
+ * returns), and only kept lines count against max_steps. A skill the policy writes may
+ * name steps the episode never took or one step twice; those lines are never read, must
+ * not crowd out the lines of steps it took, and the wire refuses more step skills than
+ * steps. */
+void skill_parse_episode(const char *text, size_t len, int max_steps, int n_steps,
+                         skill_parsed *out);
 /* The step skill for 1-based step k, or NULL. */
 const char *skill_for_step(const skill_parsed *s, int k);
 

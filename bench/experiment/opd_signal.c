@@ -270,9 +270,10 @@ static int play(opd_ctx *C, int expert, opd_skill *skills, opd_episode *out, cha
 
 /* ---------------- skills ---------------- */
 
-/* Parse a skill text as the analyzer does, and make it a one-entry library for acting. */
-static void skill_set(opd_ctx *C, opd_skill *s, const char *text) {
-    skill_parse(text, strlen(text), C->job->analyzer.max_step_skills, &s->sk);
+/* Parse the skill text of an episode of n_steps steps as the analyzer does, and make it a
+ * one-entry library for acting. */
+static void skill_set(opd_ctx *C, opd_skill *s, const char *text, int n_steps) {
+    skill_parse_episode(text, strlen(text), C->job->analyzer.max_step_skills, n_steps, &s->sk);
     memset(&s->entry, 0, sizeof s->entry);
     snprintf(s->entry.env, sizeof s->entry.env, "%s", C->env_name);
     snprintf(s->entry.family, sizeof s->entry.family, "*");
@@ -302,7 +303,7 @@ static int oracle_skill(opd_ctx *C, const opd_episode *ep, opd_skill *out) {
         }
     }
     free(acts);
-    skill_set(C, out, text);
+    skill_set(C, out, text, ep->n);
     return rc;
 }
 
@@ -375,7 +376,7 @@ static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char
         txt.n = 0;
         rc = tok_decode(C->tk, gen + (size_t)e * (size_t)max_new, (size_t)ng[e],
                         TOK_DECODE_SKIP_SPECIAL, &txt, err, errlen);
-        if (!rc) skill_set(C, &out[e], txt.p ? txt.p : "");
+        if (!rc) skill_set(C, &out[e], txt.p ? txt.p : "", eps[e].n);
     }
     for (int e = 0; prompts && e < n; e++) tok_ids_free(&prompts[e]);
     seed_sbuf_free(&chat);

@@ -65,6 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(&s, max_steps);
     (void)skill_for_step(&s, 0);
     (void)skill_for_step(&s, 1 << 30);
+    /* The episode's parse: only step numbers 1..n, each once, at most max_steps lines. */
+    int n = data[0] >> 3;
+    skill_parse_episode((const char *)data + 1, size - 1, max_steps, n, &t);
+    check(&t, max_steps);
+    for (int i = 0; i < t.n_steps; i++) {
+        if (t.step_no[i] < 1 || t.step_no[i] > n) fuzz_fail("a kept step line names no step taken");
+        if (skill_for_step(&t, t.step_no[i]) != t.step[i]) fuzz_fail("a step named twice");
+    }
     /* Three texts re-parse differently by design, so the round trip skips them: one that
      * still holds "<skill>" (re-parsed from that tag on), an episode paragraph that reads
      * as a "step k:" line once its lines are joined ("step\n2: x"), and one cut by a

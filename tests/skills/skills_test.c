@@ -1,7 +1,7 @@
 /* skills_test.c — skill libraries: the parser's errors (each names the file, the key and
  * what was expected), lookups with the "*" fallback, the skill text the analyzer parses,
  * the one step-skill limit (item: analyzer.max_step_skills and skill_parsed agree), the
- * step lines an episode can use (skill_keep_steps), a job's library (file or directory),
+ * step lines an episode can use (skill_parse_episode), a job's library (file or directory),
  * and the shipped deploy/skills files: they parse and give every family each built-in
  * env reports an entry of its own.
  *
@@ -200,22 +200,27 @@ static void test_step_limit(void) {
 }
 
 /* A policy-written skill for a 2-step episode: step 1 twice, a step 7, a step 3 and a
- * step 2. skill_keep_steps leaves the first step 1 and the step 2, in order, and every
- * step's lookup is what it was. */
-static void test_keep_steps(void) {
+ * step 2. skill_parse_episode keeps the first step 1 and the step 2, in order, and every
+ * step's lookup is what it was; the dropped lines do not count against max_steps (with a
+ * limit of 2, parse-then-filter would have kept "step 1" twice and lost step 2). */
+static void test_parse_episode(void) {
     const char *t = "Episode skill.\nstep 1: First one.\nstep 1: Again.\nstep 7: Far past.\n"
                     "step 3: Past the end.\nstep 2: Second.";
     skill_parsed sk;
     skill_parse(t, strlen(t), SKILL_LIB_MAX_STEPS, &sk);
     CHECK(sk.n_steps == 5);
-    skill_keep_steps(&sk, 2);
-    CHECK(sk.n_steps == 2 && sk.step_no[0] == 1 && sk.step_no[1] == 2);
-    CHECK(!strcmp(sk.step[0], "First one.") && !strcmp(sk.step[1], "Second."));
-    CHECK(!strcmp(skill_for_step(&sk, 1), "First one.") && !skill_for_step(&sk, 3));
-    CHECK(!strcmp(sk.episode, "Episode skill."));
-    skill_keep_steps(&sk, 1); /* a 1-step episode: the step-2 line goes too */
+    for (int max = 2; max <= SKILL_LIB_MAX_STEPS; max += SKILL_LIB_MAX_STEPS - 2) {
+        skill_parse_episode(t, strlen(t), max, 2, &sk);
+        CHECK(sk.n_steps == 2 && sk.step_no[0] == 1 && sk.step_no[1] == 2);
+        CHECK(!strcmp(sk.step[0], "First one.") && !strcmp(sk.step[1], "Second."));
+        CHECK(!strcmp(skill_for_step(&sk, 1), "First one.") && !skill_for_step(&sk, 3));
+        CHECK(!strcmp(sk.episode, "Episode skill."));
+    }
+    skill_parse_episode(t, strlen(t), 1, 2, &sk); /* the limit still holds */
     CHECK(sk.n_steps == 1 && sk.step_no[0] == 1);
-    skill_keep_steps(&sk, 0);
+    skill_parse_episode(t, strlen(t), SKILL_LIB_MAX_STEPS, 1, &sk); /* a 1-step episode */
+    CHECK(sk.n_steps == 1 && sk.step_no[0] == 1 && !strcmp(sk.episode, "Episode skill."));
+    skill_parse_episode(t, strlen(t), SKILL_LIB_MAX_STEPS, 0, &sk);
     CHECK(sk.n_steps == 0 && !skill_for_step(&sk, 1));
 }
 
@@ -338,7 +343,7 @@ int main(int argc, char **argv) {
     test_errors();
     test_lookup();
     test_step_limit();
-    test_keep_steps();
+    test_parse_episode();
     test_job_library(argv[1]);
     test_shipped(argv[1]);
     if (check_failures) {
