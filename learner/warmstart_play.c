@@ -2,6 +2,7 @@
 #include "learner/warmstart_play.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int warmstart_play(env *e, uint64_t seed, double noise, int repeats, seed_rng *rng,
                    warmstart_step *rec, int max_rec, char *task, size_t task_len, int *won,
@@ -28,7 +29,9 @@ int warmstart_play(env *e, uint64_t seed, double noise, int repeats, seed_rng *r
         }
         snprintf(r->action, sizeof r->action, "%s", r->expert);
         if (off && repeats && n > 0 && seed_rng_uniform(rng) < 0.5)
-            snprintf(r->action, sizeof r->action, "%s", rec[n - 1].action);
+            /* another element of rec (n - 1 < n): a memcpy, since snprintf made gcc -O0
+             * warn of an overlap (-Wrestrict) */
+            memcpy(r->action, rec[n - 1].action, sizeof r->action);
         else if (off)
             snprintf(r->action, sizeof r->action, "%s",
                      obs.admissible[seed_rng_below(rng, (uint64_t)obs.n_admissible)]);
