@@ -29,8 +29,9 @@ Sizing: the defaults are the 90-minute size on 2 cores (docs/RESULTS.md gives th
 measured): sokoban x 4 modes x 3 seeds, 1200 env steps a run (8 RL steps of 2
 groups), pool and periodic evaluation every 2 steps, each final checkpoint evaluated on
 its pool and 24 unseen tasks. Household is left out by default: the shipped agent wins
-3% of it greedily, and one RL step of 2 household groups is already about 1,500 env
-steps (docs/RESULTS.md: at the old size every mode stayed at the start). On a bigger
+9% of its six families greedily, and one RL step of 2 household groups is already about
+1,500 env steps; on its simplest family (the --envs entry in docs/RESULTS.md) grpo and
+seed left it where it started (December 6). On a bigger
 machine add --envs sokoban,household, raise --env-steps (20000 or more), --pool (64, or 0
 for fresh levels), --eval-episodes (100) and the job's roles.actors / roles.analyzers,
 and run several experiments side by side with different --runs dirs and --base-port
