@@ -1,6 +1,7 @@
 /* taskset.c — see taskset.h. */
 #include "roles/taskset.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,19 +83,41 @@ int taskset_arg(taskset_args *a, const taskset_spec *spec, int argc, char **argv
     return 0;
 }
 
+/* The env index an override key "envs.N..." addresses, or -1 for any other key. */
+static int override_env(const char *kv) {
+    if (strncmp(kv, "envs.", 5) || !isdigit((unsigned char)kv[5])) return -1;
+    return atoi(kv + 5);
+}
+
 int taskset_job(const taskset_args *a, job_config *job, int *env_idx, char *err, size_t errlen) {
     if (job_build(job, a->job_path, a->n_over, a->over, err, errlen)) return -1;
     const char *name = a->env ? a->env : job->envs[0].name;
-    for (int i = 0; i < job->n_envs; i++)
-        if (!strcmp(job->envs[i].name, name)) {
-            *env_idx = i;
-            return 0;
-        }
-    if (!env_lookup(name))
-        return seed_errf(err, errlen, "--env: no env named '%s' (built in: %s)", name, env_names());
-    char key[64];
-    snprintf(key, sizeof key, "envs.%d.name", job->n_envs);
-    if (job_set(job, key, name, err, errlen)) return -1;
-    *env_idx = job->n_envs - 1;
+    int idx = -1;
+    for (int i = 0; i < job->n_envs && idx < 0; i++)
+        if (!strcmp(job->envs[i].name, name)) idx = i;
+    if (idx < 0) {
+        if (!env_lookup(name))
+            return seed_errf(err, errlen, "--env: no env named '%s' (built in: %s)", name,
+                             env_names());
+        /* the job does not list it: it becomes the job's one env, its defaults first, so
+         * the overrides envs.0.* configure it */
+        char envs_kv[64 + JOB_NAME_LEN];
+        char *over[TASKSET_MAX_OVERRIDES + 1];
+        snprintf(envs_kv, sizeof envs_kv, "envs=%s", name);
+        over[0] = envs_kv;
+        for (int i = 0; i < a->n_over; i++) over[i + 1] = a->over[i];
+        if (job_build(job, a->job_path, a->n_over + 1, over, err, errlen)) return -1;
+        idx = 0;
+    }
+    /* an override for another env of the job would configure an env nothing plays */
+    for (int i = 0; i < a->n_over; i++) {
+        int k = override_env(a->over[i]);
+        if (k >= 0 && k != idx)
+            return seed_errf(err, errlen,
+                             "%s: envs.%d is not the env evaluated (%s is envs.%d of the job); "
+                             "set envs.%d.* instead",
+                             a->over[i], k, name, idx, idx);
+    }
+    *env_idx = idx;
     return 0;
 }

@@ -58,9 +58,10 @@ int taskset_arg(taskset_args *a, const taskset_spec *spec, int argc, char **argv
                 size_t errlen);
 
 /* Builds *job from a (job_build: defaults, a->job_path, the overrides) and sets *env_idx to
- * the entry of a->env (the job's first env when NULL), appended with the env's defaults
- * when the job does not list it. -1 with err: the job's error, or "--env: no env named
- * 'x' (built in: ...)". */
+ * the entry of a->env (the job's first env when NULL). When the job does not list that
+ * env, it becomes the job's only env (envs=NAME before the overrides), so envs.0.*
+ * configures it. -1 with err: the job's error, "--env: no env named 'x' (built in: ...)",
+ * or an override envs.N.* for an env other than the one evaluated (it would do nothing). */
 int taskset_job(const taskset_args *a, job_config *job, int *env_idx, char *err, size_t errlen);
 
 #endif

@@ -119,12 +119,33 @@ static void test_job(void) {
     CHECK(parse(&eval_spec, &a, 0, NULL, err) == 0, "%s", err);
     CHECK(taskset_job(&a, &job, &idx, err, sizeof err) == 0, "%s", err);
     CHECK(idx == 0 && job.n_envs >= 1, "idx %d", idx);
-    /* an env the job does not list is added with its defaults */
-    int n_before = job.n_envs;
+    /* an env the job does not list becomes its one env, with its defaults */
     CHECK(parse(&eval_spec, &a, ARGV("--env", "ezpoints"), err) == 0, "%s", err);
     CHECK(taskset_job(&a, &job, &idx, err, sizeof err) == 0, "%s", err);
-    CHECK(idx == n_before && job.n_envs == n_before + 1 && !strcmp(job.envs[idx].name, "ezpoints"),
-          "idx %d of %d", idx, job.n_envs);
+    CHECK(idx == 0 && job.n_envs == 1 && !strcmp(job.envs[0].name, "ezpoints"), "idx %d of %d", idx,
+          job.n_envs);
+    /* and envs.0.* configures it: before, envs.0 stayed the default job's sokoban, which
+     * nothing played, and household ran all six families at its default step limit */
+    CHECK(parse(&eval_spec, &a,
+                ARGV("--env", "household", "envs.0.options.families=pick_and_place_simple",
+                     "envs.0.max_steps=20"),
+                err) == 0,
+          "%s", err);
+    CHECK(taskset_job(&a, &job, &idx, err, sizeof err) == 0, "%s", err);
+    CHECK(idx == 0 && job.n_envs == 1 && !strcmp(job.envs[0].name, "household") &&
+              job.envs[0].max_steps == 20 && job.envs[0].n_options == 1 &&
+              !strcmp(job.envs[0].options[0].key, "families") &&
+              !strcmp(job.envs[0].options[0].value, "pick_and_place_simple"),
+          "idx %d name %s max_steps %d options %d", idx, job.envs[0].name, job.envs[0].max_steps,
+          job.envs[0].n_options);
+    /* an override for an env the evaluation does not play is refused, naming both */
+    CHECK(parse(&eval_spec, &a,
+                ARGV("--env", "sokoban", "envs=sokoban,household", "envs.1.max_steps=3"), err) == 0,
+          "%s", err);
+    CHECK(taskset_job(&a, &job, &idx, err, sizeof err) < 0 &&
+              strstr(err, "envs.1.max_steps=3: envs.1 is not the env evaluated") &&
+              strstr(err, "sokoban is envs.0"),
+          "'%s'", err);
     /* one it does list is found, with the overrides applied */
     CHECK(parse(&eval_spec, &a, ARGV("--env", "sokoban", "envs.0.max_steps=4"), err) == 0, "%s",
           err);
