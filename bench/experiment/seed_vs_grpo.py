@@ -35,8 +35,9 @@ seed left it where it started (December 6). On a bigger
 machine add --envs sokoban,household, raise --env-steps (20000 or more), --pool (64, or 0
 for fresh levels), --eval-episodes (100) and the job's roles.actors / roles.analyzers,
 and run several experiments side by side with different --runs dirs and --base-port
-values. A --runs dir holds one --pool: its results.jsonl records it and a rerun with
-another is refused.
+values (each run takes 8 ports from base + 8 * (run index % 100); keep them below 32768,
+where the kernel hands out no ephemeral ports). A --runs dir holds one --pool: its
+results.jsonl records it and a rerun with another is refused.
 
 Per env: an --envs entry ENV:key=value:... adds job overrides to that env's runs and
 evaluations, e.g. `household:envs.0.max_steps=30:job.max_env_steps=2400` (its own step
@@ -357,7 +358,9 @@ def main():
     ap.add_argument("--runs", default=os.path.join(REPO, "runs", "experiment"))
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "RESULTS.md"))
     ap.add_argument("--timeout-min", type=float, default=20)
-    ap.add_argument("--base-port", type=int, default=46000)
+    # below Linux's ephemeral range (32768-60999): a port there can be taken by any
+    # outgoing connection, and a run's launch then fails to bind
+    ap.add_argument("--base-port", type=int, default=26000)
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: write the report of the runs RUNS/results.jsonl holds")
     ap.add_argument("overrides", nargs="*")
