@@ -26,18 +26,18 @@ the paper's three claims tested on these numbers, and one PNG of curves per env
 the experiments on other envs stay.
 
 Sizing: the defaults are the 90-minute size on 2 cores (docs/RESULTS.md gives the time
-measured): sokoban x 4 modes x 3 seeds, 1200 env steps a run (8-12 RL steps of 2
-groups, as the agent's episodes are longer or shorter), pool and periodic evaluation
-every 2 steps, each final checkpoint evaluated on its pool and 24 unseen tasks. Household is left out by default: the shipped agent wins
-9% of its six families greedily, and one RL step of 2 household groups is already about
-1,500 env steps; on its simplest family (the --envs entry in docs/RESULTS.md) grpo and
-seed left it where it started (December 6). On a bigger
-machine add --envs sokoban,household, raise --env-steps (20000 or more), --pool (64, or 0
-for fresh levels), --eval-episodes (100) and the job's roles.actors / roles.analyzers,
-and run several experiments side by side with different --runs dirs and --base-port
-values (each run takes 8 ports from base + 8 * (run index % 100); keep them below 32768,
-where the kernel hands out no ephemeral ports). A --runs dir holds one --pool: its
-results.jsonl records it and a rerun with another is refused.
+measured): sokoban x 4 modes x 3 seeds, 1200 env steps a run (8-12 RL steps of 2 groups,
+as the agent's episodes are longer or shorter), pool and periodic evaluation every 2
+steps, each final checkpoint evaluated on its pool and 24 unseen tasks. Household is
+left out by default: the shipped agent wins 9% of its six families greedily, and one RL
+step of 2 household groups is already about 1,500 env steps; on its simplest family (the
+--envs entry in docs/RESULTS.md) grpo and seed left it where it started (December 6). On
+a bigger machine add --envs sokoban,household, raise --env-steps (20000 or more), --pool
+(64, or 0 for fresh levels), --eval-episodes (100) and the job's roles.actors /
+roles.analyzers, and run several experiments side by side with different --runs dirs and
+--base-port values (each run takes 8 ports from base + 8 * (run index % 100); keep them
+below 32768, where the kernel hands out no ephemeral ports). A --runs dir holds one
+--pool: its results.jsonl records it and a rerun with another is refused.
 
 Per env: an --envs entry ENV:key=value:... adds job overrides to that env's runs and
 evaluations, e.g. `household:envs.0.max_steps=30:job.max_env_steps=2400` (its own step
