@@ -105,6 +105,9 @@ const job_key_def job_key_table[] = {
         "warm-start (behaviour cloning) steps; 0: skip"),
     INT("algorithm.stage1_steps", algorithm.stage1_steps, 0, BIG,
         "hindsight skill SFT steps; 0: skip"),
+    ENUM("algorithm.stage1_episodes", algorithm.stage1_episodes, "policy|expert",
+         "who plays the episodes stage 1 labels: the policy being trained (sampled as the "
+         "actors sample, eval.batch at once) or the env's expert with noise 0.3"),
     INT("algorithm.stage0_samples_per_episode", algorithm.stage0_samples_per_episode, 0, BIG,
         "steps of each expert episode stage 0 trains on, drawn at random (more tasks per "
         "step); 0: every step"),
@@ -805,6 +808,7 @@ void job_defaults(job_config *job) {
     job->algorithm.max_staleness = 1;
     job->algorithm.stage0_steps = 0; /* the shipped agent is warm-started already */
     job->algorithm.stage1_steps = 0;
+    job->algorithm.stage1_episodes = JOB_S1_POLICY;
     job->algorithm.stage0_samples_per_episode = 0;
     job->algorithm.stage0_expert_noise = 0.0;
 

@@ -55,6 +55,8 @@ typedef enum { JOB_POOL_UNIFORM = 0, JOB_POOL_FRONTIER = 1 } job_pool_sampling;
  * first (every episode weighs the same, however many steps and tokens it took). */
 typedef enum { JOB_LOSS_AGG_EPISODE = 0, JOB_LOSS_AGG_TOKEN = 1 } job_loss_agg;
 typedef enum { JOB_SKILL_SELF = 0, JOB_SKILL_ORACLE = 1, JOB_SKILL_HTTP = 2 } job_skill_source;
+/* Who plays the episodes stage 1 labels (algorithm.stage1_episodes). */
+typedef enum { JOB_S1_POLICY = 0, JOB_S1_EXPERT = 1 } job_stage1_episodes;
 typedef enum { JOB_SCHEDULE_CONSTANT = 0, JOB_SCHEDULE_COSINE = 1 } job_schedule;
 /* Same values as SEED_LOG_* (common/util.h). */
 typedef enum {
@@ -120,6 +122,7 @@ typedef struct job_config {
         int max_staleness;
         int stage0_steps;                 /* warm start (behaviour cloning) steps; 0: skip */
         int stage1_steps;                 /* hindsight skill SFT steps; 0: skip */
+        int stage1_episodes;              /* job_stage1_episodes */
         int stage0_samples_per_episode;   /* 0: every step of an expert episode */
         double stage0_expert_noise;       /* share of warm-start steps played off the expert */
         char skill_library[JOB_PATH_LEN]; /* skill_prompt / static_skills modes */

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "roles/daemon.h"
 #include "roles/render.h"
+#include "roles/rollout.h"
 #include "roles/http_skill.h"
 #include "roles/skill.h"
 
@@ -47,8 +49,22 @@ static int demo_add(demo_set *d, const int *prompt, int plen, const int *resp, i
     return 0;
 }
 
+/* Stage 1's episodes when the policy plays them (algorithm.stage1_episodes policy): a
+ * batch of eval.batch tasks, one episode each, played at once by an inference copy of
+ * the policy through the actors' rollout engine; the samples take them in order, and
+ * the next batch plays with the weights of that moment. */
+typedef struct s1_batch {
+    model *m;
+    rollout *r;
+    int n, next; /* episodes of this batch, the next one to label */
+    int env_idx[1024];
+    uint64_t version, errors;
+} s1_batch;
+
 typedef struct ws_ctx {
     learner *l;
+    s1_batch pb;
+    uint64_t task; /* the next task of the stream seed_hash_mix(job.seed, task) */
     render_ctx rr;
     tok_ids prompt, reply;
     seed_sbuf chat;
@@ -61,11 +77,10 @@ typedef struct ws_ctx {
     double t_logged;
 } ws_ctx;
 
-/* The rule-based oracle's skill for a recorded episode of env i. */
-static int oracle(ws_ctx *c, int i, uint64_t seed, const warmstart_step *rec, int n, char *out,
+/* The rule-based oracle's skill for an episode of env i that played acts[0..n-1] (NULL:
+ * a step without a valid action). */
+static int oracle(ws_ctx *c, int i, uint64_t seed, const char *const *acts, int n, char *out,
                   size_t out_len, char *err, size_t errlen) {
-    const char *acts[64];
-    for (int k = 0; k < n && k < 64; k++) acts[k] = rec[k].action;
     env_kv kv[JOB_MAX_ENV_OPTIONS + 1];
     char num[16];
     int nkv = job_env_kv(&c->l->job->envs[i], kv, num);
@@ -73,10 +88,16 @@ static int oracle(ws_ctx *c, int i, uint64_t seed, const warmstart_step *rec, in
                          out_len, err, errlen);
 }
 
-/* The stage-1 label for a recorded episode (trajectory t): the http analyzer's skill
- * when skill_source is http, else — or when that request fails, counted — the oracle's. */
-static int label(ws_ctx *c, int i, uint64_t seed, const warmstart_step *rec, int n,
-                 const skill_traj *t, char *out, size_t out_len, char *err, size_t errlen) {
+/* The actions of a recorded episode, for the oracle. */
+static void rec_actions(const warmstart_step *rec, int n, const char **acts) {
+    for (int k = 0; k < n; k++) acts[k] = rec[k].action;
+}
+
+/* The stage-1 label for an episode of env i (trajectory t, its actions acts): the http
+ * analyzer's skill when skill_source is http, else — or when that request fails,
+ * counted — the oracle's. */
+static int label(ws_ctx *c, int i, uint64_t seed, const char *const *acts, const skill_traj *t,
+                 char *out, size_t out_len, char *err, size_t errlen) {
     if (c->http) {
         learner *l = c->l;
         http_skill_result r;
@@ -107,7 +128,7 @@ static int label(ws_ctx *c, int i, uint64_t seed, const warmstart_step *rec, int
             c->t_logged = now;
         }
     }
-    return oracle(c, i, seed, rec, n, out, out_len, err, errlen);
+    return oracle(c, i, seed, acts, t->n_steps, out, out_len, err, errlen);
 }
 
 static int stopping(void *arg) {
@@ -134,8 +155,10 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     memset(&sk, 0, sizeof sk);
     sk.episode = "";
     env *e = c->envs[i];
+    const char *acts[64];
+    if (!rc) rec_actions(rec, n, acts);
     if (!rc && seed_rng_uniform(&c->rng) < 0.5 &&
-        oracle(c, i, seed, rec, n, skill_text, sizeof skill_text, err, errlen) == 0)
+        oracle(c, i, seed, acts, n, skill_text, sizeof skill_text, err, errlen) == 0)
         skill_parse(skill_text, strlen(skill_text), 5, &sk);
     /* replay to render each step's prompt with the right history */
     env_obs obs;
@@ -179,8 +202,33 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     return rc;
 }
 
-/* Stage 1: (analysis prompt with the rendered trajectory -> the oracle's skill). */
-static int stage1_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err, size_t errlen) {
+/* Stage 1's sample for the episode of env i behind trajectory t: (analysis prompt with
+ * the rendered trajectory -> its label), kept when it fits a micro-batch. */
+static int stage1_sample(ws_ctx *c, int i, uint64_t seed, const char *const *acts,
+                         const skill_traj *t, demo_set *d, char *err, size_t errlen) {
+    char skill_text[4096];
+    int rc = label(c, i, seed, acts, t, skill_text, sizeof skill_text, err, errlen);
+    c->chat.n = 0;
+    if (!rc) rc = skill_request_chat(t, 400, &c->chat, err, errlen);
+    c->prompt.n = 0;
+    if (!rc) rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, 0, &c->prompt, err, errlen);
+    c->chat.n = 0;
+    if (!rc && skill_answer(skill_text, &c->chat)) rc = seed_errf(err, errlen, "out of memory");
+    c->reply.n = 0;
+    if (!rc)
+        rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, TOK_ENCODE_SPLIT_SPECIAL,
+                        &c->reply, err, errlen);
+    int end = render_end_token(c->l->tk);
+    if (!rc && end >= 0) tok_ids_push(&c->reply, end);
+    int cap = c->l->job->optim.micro_batch_tokens;
+    if (!rc && (int)(c->prompt.n + c->reply.n) <= cap &&
+        demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
+        rc = seed_errf(err, errlen, "out of memory");
+    return rc;
+}
+
+/* Stage 1 on an episode of the env's expert with noise 0.3 (stage1_episodes expert). */
+static int stage1_expert(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err, size_t errlen) {
     static const int max_rec = 64;
     warmstart_step *rec = calloc(max_rec, sizeof *rec);
     if (!rec) return seed_errf(err, errlen, "out of memory");
@@ -190,32 +238,119 @@ static int stage1_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     int n = warmstart_play(c->envs[i], seed, 0.3, 0, &c->rng, rec, max_rec, task, sizeof task, &won,
                            &ret, err, errlen);
     int rc = n < 0 ? -1 : 0;
-    env *e = c->envs[i];
-    char skill_text[4096];
-    skill_traj_step ts[64];
-    for (int k = 0; k < n; k++) ts[k] = (skill_traj_step){rec[k].obs, rec[k].action, rec[k].reward};
-    skill_traj t = {e->vt->name, task, ts, n, ret, won};
-    if (!rc) rc = label(c, i, seed, rec, n, &t, skill_text, sizeof skill_text, err, errlen);
     if (!rc) {
-        c->chat.n = 0;
-        rc = skill_request_chat(&t, 400, &c->chat, err, errlen);
-        c->prompt.n = 0;
-        if (!rc)
-            rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, 0, &c->prompt, err, errlen);
-        c->chat.n = 0;
-        if (!rc && skill_answer(skill_text, &c->chat)) rc = seed_errf(err, errlen, "out of memory");
-        c->reply.n = 0;
-        if (!rc)
-            rc = tok_encode(c->l->tk, c->rr.ws, c->chat.p, c->chat.n, TOK_ENCODE_SPLIT_SPECIAL,
-                            &c->reply, err, errlen);
-        int end = render_end_token(c->l->tk);
-        if (!rc && end >= 0) tok_ids_push(&c->reply, end);
-        int cap = c->l->job->optim.micro_batch_tokens;
-        if (!rc && (int)(c->prompt.n + c->reply.n) <= cap &&
-            demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
-            rc = seed_errf(err, errlen, "out of memory");
+        skill_traj_step ts[64];
+        const char *acts[64];
+        rec_actions(rec, n, acts);
+        for (int k = 0; k < n; k++)
+            ts[k] = (skill_traj_step){rec[k].obs, rec[k].action, rec[k].reward};
+        skill_traj t = {c->envs[i]->vt->name, task, ts, n, ret, won};
+        rc = stage1_sample(c, i, seed, acts, &t, d, err, errlen);
     }
     free(rec);
+    return rc;
+}
+
+/* The env entry of the next warm-start episode, drawn by weight among the envs with an
+ * expert and an oracle. */
+static int pick_env(ws_ctx *c, double wsum) {
+    const job_config *job = c->l->job;
+    double u = seed_rng_uniform(&c->rng) * wsum;
+    int i = 0;
+    for (; i < job->n_envs; i++) {
+        if (!(c->envs[i]->vt->expert && c->envs[i]->vt->oracle)) continue;
+        u -= job->envs[i].weight;
+        if (u < 0) break;
+    }
+    if (i == job->n_envs) i--;
+    while (i > 0 && !(c->envs[i]->vt->expert && c->envs[i]->vt->oracle)) i--;
+    return i;
+}
+
+static uint64_t next_task(ws_ctx *c) {
+    return seed_hash_mix(c->l->job->job.seed, c->task++) >> 1;
+}
+
+/* Plays the next batch of stage 1's policy episodes with the policy's current weights. */
+static int policy_batch(ws_ctx *c, double wsum, char *err, size_t errlen) {
+    learner *l = c->l;
+    const job_config *job = l->job;
+    s1_batch *b = &c->pb;
+    int batch = job->eval.batch;
+    if (!b->r) {
+        model_limits lim;
+        int max_prompt;
+        rollout_plan(job, model_get_config(l->policy), batch, &lim, &max_prompt);
+        if (model_create(&b->m, model_get_config(l->policy), &lim, daemon_backend(job), err,
+                         errlen))
+            return -1;
+        rollout_cfg rc = {.job = job,
+                          .m = b->m,
+                          .tk = l->tk,
+                          .n_groups = batch,
+                          .G = 1,
+                          .sampler = {(float)job->sampling.temperature, (float)job->sampling.top_p,
+                                      job->sampling.top_k},
+                          .max_new_tokens = job->sampling.max_new_tokens,
+                          .max_prompt = max_prompt};
+        if (rollout_create(&b->r, &rc, err, errlen)) return -1;
+    }
+    for (int g = 0; g < b->n; g++) rollout_group_release(b->r, g);
+    memcpy(model_params(b->m), model_params(l->policy),
+           model_num_params(l->policy) * sizeof(float));
+    if (model_params_changed(b->m, err, errlen)) return -1;
+    rollout_set_version(b->r, ++b->version);
+    for (int g = 0; g < batch; g++) {
+        b->env_idx[g] = pick_env(c, wsum);
+        if (rollout_start_group(b->r, g, b->env_idx[g], next_task(c), ENV_SPLIT_TRAIN, err, errlen))
+            return -1;
+    }
+    for (int left = batch; left > 0 && !l->stopping;) {
+        if (rollout_iterate(b->r, err, errlen) < 0) return -1;
+        left = 0;
+        for (int g = 0; g < batch; g++) left += !rollout_group_done(b->r, g);
+    }
+    b->n = batch;
+    b->next = 0;
+    int failed = 0;
+    for (int g = 0; g < batch; g++) failed += rollout_episode(b->r, g, 0)->error[0] != 0;
+    if (failed == batch && !l->stopping)
+        return seed_errf(err, errlen,
+                         "stage 1: every episode of a batch of %d the policy played ended in an "
+                         "error, so there is nothing to label: %s",
+                         batch, rollout_episode(b->r, 0, 0)->error);
+    return 0;
+}
+
+/* Stage 1 on the next episode the policy played (stage1_episodes policy). An episode that
+ * ended in an error (its prompt outgrew the context) gives no sample and is counted. */
+static int stage1_policy(ws_ctx *c, double wsum, demo_set *d, char *err, size_t errlen) {
+    s1_batch *b = &c->pb;
+    if (b->next == b->n && policy_batch(c, wsum, err, errlen)) return -1;
+    if (c->l->stopping) return 0;
+    int g = b->next++, i = b->env_idx[g];
+    const rollout_ep *ep = rollout_episode(b->r, g, 0);
+    if (ep->error[0]) {
+        if (!b->errors++)
+            seed_log(SEED_LOG_WARN, "stage 1: a policy episode of %s ended in an error: %s",
+                     c->envs[i]->vt->name, ep->error);
+        return 0;
+    }
+    int n = ep->n_steps;
+    const char **acts = calloc((size_t)n + 1, sizeof *acts);
+    skill_traj_step *ts = calloc((size_t)n + 1, sizeof *ts);
+    int rc = !acts || !ts ? seed_errf(err, errlen, "out of memory") : 0;
+    for (int k = 0; !rc && k < n; k++) {
+        const rollout_step *st = &ep->steps[k];
+        acts[k] = st->valid ? st->action : NULL;
+        ts[k] = (skill_traj_step){st->obs, st->valid ? st->action : "", st->reward};
+    }
+    skill_traj t = {
+        c->envs[i]->vt->name, ep->obs.task ? ep->obs.task : "", ts, n, ep->ret, ep->won};
+    if (!rc)
+        rc = stage1_sample(c, i, rollout_group_at(b->r, g)->task_seed, acts, &t, d, err, errlen);
+    free(acts);
+    free(ts);
     return rc;
 }
 
@@ -251,7 +386,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     learner_step_set_prompt_weight(l->stepper, (float)job->optim.sft_prompt_weight);
     demo_set d;
     memset(&d, 0, sizeof d);
-    uint64_t task = (uint64_t)l->sft_steps * 1000003ULL;
+    c.task = (uint64_t)l->sft_steps * 1000003ULL;
     while (!rc && l->sft_steps < s0 + s1 && !l->stopping) {
         int stage = l->sft_steps < s0 ? 0 : 1;
         pthread_mutex_lock(&l->mu);
@@ -262,22 +397,18 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         int episodes = 0;
         while (!rc && d.tokens < job->optim.tokens_per_step) {
             episodes++;
-            double u = seed_rng_uniform(&c.rng) * wsum;
-            int i = 0;
-            for (; i < job->n_envs; i++) {
-                if (!(c.envs[i]->vt->expert && c.envs[i]->vt->oracle)) continue;
-                u -= job->envs[i].weight;
-                if (u < 0) break;
-            }
-            if (i == job->n_envs) i--;
-            while (i > 0 && !(c.envs[i]->vt->expert && c.envs[i]->vt->oracle)) i--;
-            uint64_t seed = seed_hash_mix(job->job.seed, task++) >> 1;
+            int i = pick_env(&c, wsum);
+            uint64_t seed = next_task(&c);
             /* stage 1 keeps acting demonstrations in the mix so acting is not forgotten */
             if (stage == 1 && seed_rng_uniform(&c.rng) < 0.5)
-                rc = stage1_episode(&c, i, seed, &d, err, errlen);
+                rc = job->algorithm.stage1_episodes == JOB_S1_POLICY
+                         ? stage1_policy(&c, wsum, &d, err, errlen)
+                         : stage1_expert(&c, i, seed, &d, err, errlen);
             else
                 rc = stage0_episode(&c, i, seed, &d, err, errlen);
+            if (l->stopping) break;
         }
+        if (!rc && l->stopping) break; /* no step on a part of a batch */
         learner_step_stats st;
         if (!rc) rc = learner_step_run(l->stepper, d.s, d.n, &st, err, errlen);
         if (rc) break;
@@ -301,6 +432,8 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
     free(d.s);
     free(d.bufs);
     for (int i = 0; i < job->n_envs; i++) env_destroy(c.envs[i]);
+    rollout_free(c.pb.r);
+    model_free(c.pb.m);
     http_skill_free(c.http);
     tok_ids_free(&c.prompt);
     tok_ids_free(&c.reply);

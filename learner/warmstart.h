@@ -6,7 +6,9 @@
  * the answer format and learns to use a skill in its context. With
  * algorithm.stage0_expert_noise the episodes stray from the expert's path and the replies
  * stay the expert's, so the model also sees how to recover (warmstart_play.h).
- * Stage 1 (hindsight-skill SFT): episodes from a noisy expert (successes and failures),
+ * Stage 1 (hindsight-skill SFT): episodes of the policy being trained (algorithm.
+ * stage1_episodes policy: eval.batch tasks at once, sampled as the actors sample, on an
+ * inference copy of the current weights) or of the env's expert with noise 0.3 (expert),
  * the rule-based oracle writes each episode's skill (with analyzer.skill_source http the
  * endpoint writes it, and the oracle where the request fails, counted in
  * LEARNER_C_STAGE1_SKILL_FALLBACKS), and the model is trained on

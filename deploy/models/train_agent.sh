@@ -12,9 +12,9 @@
 #   phase 1  household alone, 559 steps (it leaves the "most common object" plateau
 #            only on its own; with sokoban in the mix from the start it had not by 255)
 #   phase 2  sokoban and household from phase 1's weights, 492 steps
-#   phase 3  stage 1: SFT on the oracle's skills for the env's trajectories (so it can
-#            write one), mixed half and half with acting demonstrations, 30 steps,
-#            saved in bf16
+#   phase 3  stage 1: SFT on the oracle's skills for the noisy expert's trajectories
+#            (algorithm.stage1_episodes expert; so it can write one), mixed half and
+#            half with acting demonstrations, 30 steps, saved in bf16
 #   phase 4  behaviour cloning again from phase 3's weights at lr 3e-4, household
 #            weighted 4 to sokoban's 1 (household was at 0.09, sokoban at 0.50), 200 steps
 #   phase 5  stage 1 again at lr 3e-4, 30 steps, saved in bf16 (phase 4 alone left the
@@ -48,11 +48,12 @@ learner job.run_dir="$run/household" job.seed=7 model.init=random envs=household
 learner job.run_dir="$run/both" model.path="$(latest "$run/household")" model.init=load \
     algorithm.stage0_steps=492 "$@"
 learner job.run_dir="$run/skills" model.path="$(latest "$run/both")" model.init=load \
-    algorithm.stage1_steps=30 model.dtype=bf16 "$@"
+    algorithm.stage1_steps=30 algorithm.stage1_episodes=expert model.dtype=bf16 "$@"
 learner job.run_dir="$run/household4" model.path="$(latest "$run/skills")" model.init=load \
     envs.0.weight=0.25 algorithm.stage0_steps=200 optim.sft_lr=0.0003 "$@"
 learner job.run_dir="$run/skills2" model.path="$(latest "$run/household4")" model.init=load \
-    algorithm.stage1_steps=30 optim.sft_lr=0.0003 model.dtype=bf16 "$@"
+    algorithm.stage1_steps=30 algorithm.stage1_episodes=expert optim.sft_lr=0.0003 \
+    model.dtype=bf16 "$@"
 
 ckpt=$(latest "$run/skills2")
 cp "$ckpt/model.safetensors" deploy/models/agent/model.safetensors

@@ -10,6 +10,7 @@ started. Every wait is bounded; nothing here asserts on speed.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -670,15 +671,18 @@ class ScoredTap:
 
 def case_http_analyzer(tmp, port):
     """skill_source http end to end: stage-1 labels and stage-2 skills come from a fake
-    OpenAI server on loopback. A tap between the learner and the analyzer shows every
-    skill of the scored groups is the server's (source SKILL_HTTP, with q scores) and the
-    learner trains on them; then an analyzer whose endpoint answers HTTP 500 falls back
-    to the sokoban oracle (SKILL_ORACLE), and its fallback count shows in status."""
+    OpenAI server on loopback. Stage 1 labels the expert's episodes here
+    (algorithm.stage1_episodes expert): every step of the trajectories the server is
+    shown has an action, which the random policy never writes. A tap between the
+    learner and the analyzer shows every skill of the scored groups is the server's
+    (source SKILL_HTTP, with q scores) and the learner trains on them; then an analyzer
+    whose endpoint answers HTTP 500 falls back to the sokoban oracle (SKILL_ORACLE), and
+    its fallback count shows in status."""
     srv = FAKE.FakeOpenAI()
     tap = ScoredTap(port)
     try:
         job = http_job(tmp, port, srv, "good", algorithm__stage0_steps=0,
-                       algorithm__stage1_steps=1)
+                       algorithm__stage1_steps=1, algorithm__stage1_episodes="expert")
         start("learner", job, "learner", tmp)
         st = wait_for("stage 2 after http stage-1 labels", lambda s: s["stage"] == "rl", port, 240)
         c = st["counts"]
@@ -690,6 +694,8 @@ def case_http_analyzer(tmp, port):
             assert r["auth"] == "Bearer " + FAKE.KEY and b["model"] == "fake-model", r
             assert [m["role"] for m in b["messages"]] == ["system", "user"], b
             assert "Trajectory:\nStep 1 observation:" in b["messages"][1]["content"], b
+            acts = re.findall(r"\nStep \d+ action: (.*) \(reward", b["messages"][1]["content"])
+            assert acts and "(invalid reply)" not in acts, acts  # the expert's actions
         # The stage-2 endpoint adds a repeated step 1 and a step 40 to the skill: the
         # analyzer keeps the lines of steps the episode took (a repeated number once), so
         # no scored group is refused for more step skills than steps.
@@ -752,7 +758,10 @@ def case_http_analyzer(tmp, port):
 
 def case_http_stage1(tmp, port):
     """skill_source http, stage 1, the endpoint answering 500: the learner's stage-1 labels
-    fall back to the oracle, counted in status, and stage 1 still finishes."""
+    fall back to the oracle, counted in status, and stage 1 still finishes. The episodes
+    are the policy's own (algorithm.stage1_episodes policy, the default): the random
+    model writes no action in 8 tokens, so every step the server is shown is an invalid
+    reply, where the expert's episodes have an action at every step (case_http_analyzer)."""
     srv = FAKE.FakeOpenAI()
     try:
         job = http_job(tmp, port, srv, "always500", algorithm__stage0_steps=0,
@@ -763,6 +772,10 @@ def case_http_stage1(tmp, port):
         assert c["stage1_skill_fallbacks"] >= 1 and c["stage1_http_labels"] == 0, c
         assert len(srv.of("always500")) == 2 * c["stage1_skill_fallbacks"], \
             (len(srv.of("always500")), c)
+        for r in srv.of("always500"):
+            text = r["body"]["messages"][1]["content"]
+            acts = re.findall(r"\nStep \d+ action: (.*) \(reward", text)
+            assert acts and set(acts) == {"(invalid reply)"}, acts  # the policy's replies
         text = open(os.path.join(tmp, "learner.log"), errors="replace").read()
         assert "fell back to the oracle" in text and "answered HTTP 500" in text, text[-2000:]
         print("http_stage1: %d stage-1 labels fell back to the oracle" %
