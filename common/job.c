@@ -114,6 +114,10 @@ const job_key_def job_key_table[] = {
     DBL("algorithm.stage0_expert_noise", algorithm.stage0_expert_noise, 0, 1, JOB_HI_EXCL,
         "share of warm-start steps that play a random admissible action or repeat the last; "
         "samples keep the expert's action in the state reached (recovery); 0: none"),
+    DBL("algorithm.stage0_step_skill_keep", algorithm.stage0_step_skill_keep, 0, 1, 0,
+        "chance that a stage-0 prompt carrying the oracle's skill also shows the step line "
+        "of its step; 1: always (the demonstrations then take an object only when a step "
+        "line says so)"),
     STR("algorithm.skill_library", algorithm.skill_library,
         "fixed skill library file or directory of <env>.json (skill_prompt, static_skills); "
         "empty: the shipped deploy/skills"),
@@ -811,6 +815,7 @@ void job_defaults(job_config *job) {
     job->algorithm.stage1_episodes = JOB_S1_POLICY;
     job->algorithm.stage0_samples_per_episode = 0;
     job->algorithm.stage0_expert_noise = 0.0;
+    job->algorithm.stage0_step_skill_keep = 0.5;
 
     job->optim.lr = 1e-4;
     job->optim.sft_lr = 1e-3;

@@ -125,6 +125,7 @@ typedef struct job_config {
         int stage1_episodes;              /* job_stage1_episodes */
         int stage0_samples_per_episode;   /* 0: every step of an expert episode */
         double stage0_expert_noise;       /* share of warm-start steps played off the expert */
+        double stage0_step_skill_keep;    /* chance a skilled stage-0 prompt shows its step line */
         char skill_library[JOB_PATH_LEN]; /* skill_prompt / static_skills modes */
     } algorithm;
     struct {

@@ -148,14 +148,25 @@ static int check_mode_keys(job_config *job, char *err, size_t errlen) {
                            "actor.pool_sampling: 'frontier' cannot be honoured: no env has a "
                            "fixed pool to choose from (expected uniform, or envs.N.tasks > 0)");
     }
-    if (!rc && job->algorithm.stage0_expert_noise > 0.0 && job->algorithm.stage0_steps == 0 &&
-        job->algorithm.stage1_steps == 0) {
-        job_field_text(job_key_find("algorithm.stage0_expert_noise"), job, val, sizeof val);
+    /* the warm start's keys act only in the stages that read them */
+    static const struct {
+        const char *key, *when;
+        int stage1_only;
+    } warm[] = {
+        {"algorithm.stage0_expert_noise", "algorithm.stage0_steps and stage1_steps 0", 0},
+        {"algorithm.stage0_step_skill_keep", "algorithm.stage0_steps and stage1_steps 0", 0},
+        {"algorithm.stage1_episodes", "algorithm.stage1_steps 0", 1},
+    };
+    int s0 = job->algorithm.stage0_steps, s1 = job->algorithm.stage1_steps;
+    for (size_t i = 0; i < sizeof warm / sizeof warm[0] && !rc; i++) {
+        const job_key_def *k = job_key_find(warm[i].key);
+        if (s1 > 0 || (s0 > 0 && !warm[i].stage1_only) || job_field_equal(k, job, def)) continue;
+        job_field_text(k, job, val, sizeof val);
+        job_field_text(k, def, dval, sizeof dval);
         rc = seed_errf(err, errlen,
-                       "algorithm.stage0_expert_noise: '%s' cannot be honoured with "
-                       "algorithm.stage0_steps and stage1_steps 0: there is no warm start "
-                       "(expected 0)",
-                       val);
+                       "%s: '%s' cannot be honoured with %s: there is no warm start stage that "
+                       "reads it (expected %s)",
+                       warm[i].key, val, warm[i].when, dval);
     }
     free(def);
     free(neu);

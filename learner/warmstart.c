@@ -73,6 +73,9 @@ typedef struct ws_ctx {
     int n_expert;     /* envs with an expert */
     http_skill *http; /* skill_source http: stage-1 labels come from the endpoint */
     int off_path;     /* this step's stage-0 samples whose state the noise reached */
+    /* this step's stage-0 samples with the oracle's skill; the step lines they could show
+     * and those shown (algorithm.stage0_step_skill_keep) */
+    int skilled, step_lines, step_shown;
     uint64_t fallbacks_unlogged;
     double t_logged;
 } ws_ctx;
@@ -186,9 +189,20 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
             rc = env_step(e, rec[k].action, &obs, err, errlen);
             continue;
         }
+        /* A step line is the hindsight of this very episode: shown with every skilled
+         * prompt, it would be the only cue the demonstrations act on where it names the
+         * step (household's "take the mug", so a skill without one never takes). */
+        const char *step_skill = skill_for_step(&sk, k + 1);
+        c->skilled += sk.episode[0] != '\0' || sk.n_steps > 0;
+        if (step_skill) {
+            c->step_lines++;
+            double keep = c->l->job->algorithm.stage0_step_skill_keep;
+            if (keep < 1.0 && seed_rng_uniform(&c->rng) >= keep) step_skill = NULL;
+            c->step_shown += step_skill != NULL;
+        }
         rc =
-            render_prompt(&c->rr, e, &obs, hist, k, sk.episode, skill_for_step(&sk, k + 1),
-                          &c->prompt, &se, &ss, err, errlen) ||
+            render_prompt(&c->rr, e, &obs, hist, k, sk.episode, step_skill, &c->prompt, &se, &ss,
+                          err, errlen) ||
             env_expert_reason(e, rec[k].expert, reason, sizeof reason, err, errlen) < 0 ||
             render_expert_reply(&c->rr, e->vt->name, reason, rec[k].expert, &c->reply, err, errlen);
         if (!rc && demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
@@ -393,7 +407,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         l->stage = stage;
         pthread_mutex_unlock(&l->mu);
         demo_clear(&d);
-        c.off_path = 0;
+        c.off_path = c.skilled = c.step_lines = c.step_shown = 0;
         int episodes = 0;
         while (!rc && d.tokens < job->optim.tokens_per_step) {
             episodes++;
@@ -420,10 +434,11 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         if (l->sft_steps % 10 == 0 || l->sft_steps == s0 + s1)
             seed_log(SEED_LOG_INFO,
                      "stage %d step %lld/%d: sft nll %.4f (prompt %.4f), %lld tokens (%lld run) "
-                     "in %lld samples of %d episodes (%d off the expert's path), %.2f s",
+                     "in %lld samples of %d episodes (%d off the expert's path; %d with a "
+                     "skill, %d of their %d step lines shown), %.2f s",
                      stage, (long long)l->sft_steps, s0 + s1, st.sft_nll, st.prompt_nll,
                      (long long)st.tokens, (long long)st.packed_tokens, (long long)st.samples,
-                     episodes, c.off_path, st.seconds);
+                     episodes, c.off_path, c.skilled, c.step_shown, c.step_lines, st.seconds);
         /* A checkpoint when a stage ends, and by the time rule inside a long one, so a
          * learner killed in the warm start continues from its last sft_steps. */
         rc = learner_checkpoint_due(l, l->sft_steps == s0 || l->sft_steps == s0 + s1, err, errlen);

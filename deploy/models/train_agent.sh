@@ -41,7 +41,11 @@ run=runs/agent-warmstart
 rm -rf "$run"
 start=$(date +%s)
 latest() { echo "$1/ckpt/$(cat "$1/ckpt/latest")"; }
-learner() { "$build/bin/seed-learner" --job deploy/models/agent.yaml "$@"; }
+# the shipped agent was cloned with every skilled prompt showing its step line
+learner() {
+    "$build/bin/seed-learner" --job deploy/models/agent.yaml algorithm.stage0_step_skill_keep=1 \
+        "$@"
+}
 
 learner job.run_dir="$run/household" job.seed=7 model.init=random envs=household \
     envs.0.max_steps=30 algorithm.stage0_steps=559 "$@"

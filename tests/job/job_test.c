@@ -478,6 +478,22 @@ static void test_mode_keys(void) {
     CHECK(BUILD(j, err, "algorithm.stage0_steps=5", "algorithm.stage0_expert_noise=0.3") == 0 &&
           j->algorithm.stage0_expert_noise == 0.3);
     CHECK(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage0_expert_noise=0.3") == 0);
+    /* so do stage0_step_skill_keep (stage 1 mixes stage-0 samples in) and stage1_episodes */
+    ERR(BUILD(j, err, "algorithm.stage0_step_skill_keep=1"), err,
+        "algorithm.stage0_step_skill_keep: '1.0' cannot be honoured with algorithm.stage0_steps "
+        "and stage1_steps 0",
+        "(expected 0.5)");
+    CHECK(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage0_step_skill_keep=1") == 0 &&
+          j->algorithm.stage0_step_skill_keep == 1.0);
+    ERR(BUILD(j, err, "algorithm.stage0_step_skill_keep=1.5"), err,
+        "algorithm.stage0_step_skill_keep");
+    ERR(BUILD(j, err, "algorithm.stage0_steps=5", "algorithm.stage1_episodes=expert"), err,
+        "algorithm.stage1_episodes: 'expert' cannot be honoured with algorithm.stage1_steps 0",
+        "(expected policy)");
+    CHECK(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage1_episodes=expert") == 0 &&
+          j->algorithm.stage1_episodes == JOB_S1_EXPERT);
+    ERR(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage1_episodes=oracle"), err,
+        "algorithm.stage1_episodes", "policy|expert");
     /* analyzer.max_step_skills: one limit with the skill parser (SKILL_LIB_MAX_STEPS) */
     job_defaults(j);
     ERR(job_set(j, "analyzer.max_step_skills", "17", err, sizeof err), err,

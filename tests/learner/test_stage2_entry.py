@@ -3,7 +3,8 @@ fresh RL optimizer, like verl's) and kept with optim.keep_sft_moments=true; the 
 document carries the training-signal counts; a micro-batch shorter than the model's
 context (with sampling.max_prompt_tokens 0) is refused at start with a clear error; the
 warm start trains one drawn step per expert episode with stage0_samples_per_episode 1 and
-reports the prompt loss with optim.sft_prompt_weight.
+reports the prompt loss with optim.sft_prompt_weight; algorithm.stage0_step_skill_keep
+decides whether a skilled prompt shows its step line.
 
 Each run: a tiny random model, one warm-start step, then the learner waits in stage 2
 (no actors); SIGTERM writes the final checkpoint, whose optimizer.safetensors records
@@ -114,15 +115,17 @@ def refused():
         "context length 1024" in out, out[-3000:]
 
 
-def warm_start(per_episode, prompt_weight, noise=0.0):
-    """A 2-step warm start on household (1024 tokens a step): the last step's log line
-    (response NLL, prompt NLL, samples, episodes, samples off the expert's path)."""
+def warm_start(per_episode, prompt_weight, noise=0.0, keep=0.5, full=False, tokens=1024):
+    """A 2-step warm start on household (`tokens` a step): the last step's log line
+    (response NLL, prompt NLL, samples, episodes, samples off the expert's path), and
+    with full also (samples with a skill, step lines shown, step lines they could show)."""
     tmp = tempfile.mkdtemp(prefix="stage0_")
     job = make_job(tmp, looptools.free_base_port(), job__total_steps=0,
                    algorithm__stage0_steps=2,
                    algorithm__stage0_samples_per_episode=per_episode,
                    optim__sft_prompt_weight=prompt_weight,
-                   algorithm__stage0_expert_noise=noise)
+                   algorithm__stage0_expert_noise=noise,
+                   algorithm__stage0_step_skill_keep=keep, optim__tokens_per_step=tokens)
     with open(job) as f:
         j = json.load(f)
     j["envs"] = [{"name": "household", "weight": 1, "split": "train", "max_steps": 30}]
@@ -136,7 +139,11 @@ def warm_start(per_episode, prompt_weight, noise=0.0):
     w = line[-1].split("sft nll ")[1].split()
     tail = line[-1].split(" in ")[1].split()
     off = int(line[-1].split("episodes (")[1].split()[0])
-    return float(w[0]), float(w[2].rstrip("),")), int(tail[0]), int(tail[3]), off
+    got = float(w[0]), float(w[2].rstrip("),")), int(tail[0]), int(tail[3]), off
+    if not full:
+        return got
+    sk = line[-1].split("path; ")[1].split()  # N with a skill, A of their B step lines shown
+    return got + (int(sk[0]), int(sk[4]), int(sk[7]))
 
 
 # stage0_samples_per_episode and optim.sft_prompt_weight: the same expert episode, all
@@ -154,6 +161,17 @@ assert off_all == 0 and off_one == 0 and 0 < off_noisy < n_noisy, (off_all, off_
                                                                     n_noisy)
 print("warm start with stage0_expert_noise 0.5: %d of %d samples off the expert's path"
       % (off_noisy, n_noisy))
+
+# algorithm.stage0_step_skill_keep: a prompt with the oracle's skill shows the step line of
+# its step always (1) or never (0), so acting on a skill does not wait for a step line
+_, _, n_all1, _, _, skilled1, shown1, lines1 = warm_start(0, 0.0, keep=1.0, full=True,
+                                                          tokens=16384)
+_, _, _, _, _, skilled0, shown0, lines0 = warm_start(0, 0.0, keep=0.0, full=True, tokens=16384)
+assert 0 < skilled1 < n_all1 and 0 < shown1 == lines1 <= skilled1, (n_all1, skilled1, shown1,
+                                                                     lines1)
+assert 0 < skilled0 and shown0 == 0 < lines0, (skilled0, shown0, lines0)
+print("warm start step lines: %d of %d shown with stage0_step_skill_keep 1, %d of %d with 0"
+      % (shown1, lines1, shown0, lines0))
 
 assert run(False) == 0, "entering stage 2 did not reset the AdamW state"
 assert run(True) == 1, "optim.keep_sft_moments=true did not keep the AdamW state"
