@@ -2,7 +2,8 @@
  *
  * Stage 0 (warm start, for a model trained from scratch): behaviour cloning on the
  * built-in envs' expert solvers, rendered exactly as actors render prompts; a share of
- * the prompts carries the oracle's hindsight skill in its slots, so the model learns
+ * the prompts carries the oracle's hindsight skill in its slots (the step slot only with
+ * probability algorithm.stage0_step_skill_keep), so the model learns
  * the answer format and learns to use a skill in its context. With
  * algorithm.stage0_expert_noise the episodes stray from the expert's path and the replies
  * stay the expert's, so the model also sees how to recover (warmstart_play.h).
