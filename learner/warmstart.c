@@ -57,7 +57,6 @@ typedef struct s1_batch {
     model *m;
     rollout *r;
     int n, next; /* episodes of this batch, the next one to label */
-    int env_idx[1024];
     uint64_t version, errors;
 } s1_batch;
 
@@ -314,11 +313,10 @@ static int policy_batch(ws_ctx *c, double wsum, char *err, size_t errlen) {
            model_num_params(l->policy) * sizeof(float));
     if (model_params_changed(b->m, err, errlen)) return -1;
     rollout_set_version(b->r, ++b->version);
-    for (int g = 0; g < batch; g++) {
-        b->env_idx[g] = pick_env(c, wsum);
-        if (rollout_start_group(b->r, g, b->env_idx[g], next_task(c), ENV_SPLIT_TRAIN, err, errlen))
+    for (int g = 0; g < batch; g++)
+        if (rollout_start_group(b->r, g, pick_env(c, wsum), next_task(c), ENV_SPLIT_TRAIN, err,
+                                errlen))
             return -1;
-    }
     for (int left = batch; left > 0 && !l->stopping;) {
         if (rollout_iterate(b->r, err, errlen) < 0) return -1;
         left = 0;
@@ -337,12 +335,14 @@ static int policy_batch(ws_ctx *c, double wsum, char *err, size_t errlen) {
 }
 
 /* Stage 1 on the next episode the policy played (stage1_episodes policy). An episode that
- * ended in an error (its prompt outgrew the context) gives no sample and is counted. */
+ * ended in an error (its prompt outgrew the context) gives no sample; the first is logged. */
 static int stage1_policy(ws_ctx *c, double wsum, demo_set *d, char *err, size_t errlen) {
     s1_batch *b = &c->pb;
     if (b->next == b->n && policy_batch(c, wsum, err, errlen)) return -1;
     if (c->l->stopping) return 0;
-    int g = b->next++, i = b->env_idx[g];
+    int g = b->next++;
+    const rollout_group *grp = rollout_group_at(b->r, g);
+    int i = grp->env_idx;
     const rollout_ep *ep = rollout_episode(b->r, g, 0);
     if (ep->error[0]) {
         if (!b->errors++)
@@ -361,8 +361,7 @@ static int stage1_policy(ws_ctx *c, double wsum, demo_set *d, char *err, size_t 
     }
     skill_traj t = {
         c->envs[i]->vt->name, ep->obs.task ? ep->obs.task : "", ts, n, ep->ret, ep->won};
-    if (!rc)
-        rc = stage1_sample(c, i, rollout_group_at(b->r, g)->task_seed, acts, &t, d, err, errlen);
+    if (!rc) rc = stage1_sample(c, i, grp->task_seed, acts, &t, d, err, errlen);
     free(acts);
     free(ts);
     return rc;
