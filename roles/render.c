@@ -132,15 +132,17 @@ int render_splice(const int *ids, int n, int slot_ep, int slot_step, const int *
                          "prompt splice: %d + %d + %d tokens do not fit the %d-token buffer", n,
                          n_ep, n_step, cap);
     int o = 0;
-    memcpy(out + o, ids, sizeof(int) * (size_t)slot_ep);
+    /* memcpy wants valid pointers even for zero bytes, and an empty prompt's ids may be NULL */
+    if (slot_ep) memcpy(out + o, ids, sizeof(int) * (size_t)slot_ep);
     o += slot_ep;
     if (n_ep) memcpy(out + o, ep, sizeof(int) * (size_t)n_ep);
     o += n_ep;
-    memcpy(out + o, ids + slot_ep, sizeof(int) * (size_t)(slot_step - slot_ep));
+    if (slot_step > slot_ep)
+        memcpy(out + o, ids + slot_ep, sizeof(int) * (size_t)(slot_step - slot_ep));
     o += slot_step - slot_ep;
     if (n_step) memcpy(out + o, step, sizeof(int) * (size_t)n_step);
     o += n_step;
-    memcpy(out + o, ids + slot_step, sizeof(int) * (size_t)(n - slot_step));
+    if (n > slot_step) memcpy(out + o, ids + slot_step, sizeof(int) * (size_t)(n - slot_step));
     return o + n - slot_step;
 }
 

@@ -63,6 +63,15 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "%s.bin", wire_body_name(wfx_cases[i]));
         put_env(dir, "wire", name, &env);
     }
+    /* a step with no prompt ids (protobuf-c decodes them as NULL): render_splice once read
+     * NULL with memcpy's zero-length copy, which UBSan refuses (a fuzzer find) */
+    wfx_envelope(&env, &a, SEED__ENVELOPE__BODY_EPISODE_GROUP, "seed-fuzz");
+    Seed__Step *st0 = a.grp.g.episodes[0]->steps[0];
+    st0->n_prompt_ids = 0;
+    st0->prompt_ids = NULL;
+    st0->skill_slot_episode = 0;
+    st0->skill_slot_step = 0;
+    put_env(dir, "wire", "crash-empty-prompt.bin", &env);
     /* weights */
     wfx_envelope(&env, &a, SEED__ENVELOPE__BODY_WEIGHT_ANNOUNCE, "learner");
     put_env(dir, "weights", "announce.bin", &env);

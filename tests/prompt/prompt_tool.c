@@ -79,6 +79,14 @@ static int check_refusals(void) {
         fprintf(stderr, "FAIL splice of [1 2 3 4] at 1, 3: rc %d\n", r);
         fails++;
     }
+    /* an empty prompt (ids NULL, as protobuf-c decodes a step without prompt_ids): only the
+     * skill blocks, and no memcpy from NULL (UBSan's nonnull check; a fuzzer find) */
+    int want_empty[3] = {7, 8, 9};
+    r = render_splice(NULL, 0, 0, 0, e, 2, s, 1, out, 3, err, sizeof err);
+    if (r != 3 || memcmp(out, want_empty, sizeof want_empty)) {
+        fprintf(stderr, "FAIL splice of an empty prompt: rc %d\n", r);
+        fails++;
+    }
     return fails;
 }
 
