@@ -118,6 +118,10 @@ const job_key_def job_key_table[] = {
         "chance that a stage-0 prompt carrying the oracle's skill also shows the step line "
         "of its step; 1: always (the demonstrations then take an object only when a step "
         "line says so)"),
+    ENUM("algorithm.stage0_skill_demos", algorithm.stage0_skill_demos, "informed|expert",
+         "who plays the stage-0 episodes whose prompts carry the oracle's skill: the env's "
+         "informed expert, which acts on what the skill says (household: goes straight to "
+         "where it says the object was), or the expert that plays the rest"),
     STR("algorithm.skill_library", algorithm.skill_library,
         "fixed skill library file or directory of <env>.json (skill_prompt, static_skills); "
         "empty: the shipped deploy/skills"),
@@ -816,6 +820,7 @@ void job_defaults(job_config *job) {
     job->algorithm.stage0_samples_per_episode = 0;
     job->algorithm.stage0_expert_noise = 0.0;
     job->algorithm.stage0_step_skill_keep = 0.5;
+    job->algorithm.stage0_skill_demos = JOB_SKILL_DEMOS_INFORMED;
 
     job->optim.lr = 1e-4;
     job->optim.sft_lr = 1e-3;

@@ -57,6 +57,10 @@ typedef enum { JOB_LOSS_AGG_EPISODE = 0, JOB_LOSS_AGG_TOKEN = 1 } job_loss_agg;
 typedef enum { JOB_SKILL_SELF = 0, JOB_SKILL_ORACLE = 1, JOB_SKILL_HTTP = 2 } job_skill_source;
 /* Who plays the episodes stage 1 labels (algorithm.stage1_episodes). */
 typedef enum { JOB_S1_POLICY = 0, JOB_S1_EXPERT = 1 } job_stage1_episodes;
+/* Who plays stage 0's episodes whose prompts carry the oracle's skill
+ * (algorithm.stage0_skill_demos): the env's informed expert, which acts on what the skill
+ * says (env_vtable.expert_informed), or the expert every episode plays. */
+typedef enum { JOB_SKILL_DEMOS_INFORMED = 0, JOB_SKILL_DEMOS_EXPERT = 1 } job_skill_demos;
 typedef enum { JOB_SCHEDULE_CONSTANT = 0, JOB_SCHEDULE_COSINE = 1 } job_schedule;
 /* Same values as SEED_LOG_* (common/util.h). */
 typedef enum {
@@ -126,6 +130,7 @@ typedef struct job_config {
         int stage0_samples_per_episode;   /* 0: every step of an expert episode */
         double stage0_expert_noise;       /* share of warm-start steps played off the expert */
         double stage0_step_skill_keep;    /* chance a skilled stage-0 prompt shows its step line */
+        int stage0_skill_demos;           /* job_skill_demos */
         char skill_library[JOB_PATH_LEN]; /* skill_prompt / static_skills modes */
     } algorithm;
     struct {

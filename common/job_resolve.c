@@ -155,6 +155,7 @@ static int check_mode_keys(job_config *job, char *err, size_t errlen) {
     } warm[] = {
         {"algorithm.stage0_expert_noise", "algorithm.stage0_steps and stage1_steps 0", 0},
         {"algorithm.stage0_step_skill_keep", "algorithm.stage0_steps and stage1_steps 0", 0},
+        {"algorithm.stage0_skill_demos", "algorithm.stage0_steps and stage1_steps 0", 0},
         {"algorithm.stage1_episodes", "algorithm.stage1_steps 0", 1},
     };
     int s0 = job->algorithm.stage0_steps, s1 = job->algorithm.stage1_steps;

@@ -225,6 +225,21 @@ int env_expert_reason(env *e, const char *action, char *buf, size_t buflen, char
     return e->vt->expert_reason(e, action, buf, buflen, err, errlen) ? -1 : 0;
 }
 
+int env_expert_informed(env *e, char *buf, size_t buflen, char *err, size_t errlen) {
+    if (!e || !e->vt->expert_informed) return env_expert(e, buf, buflen, err, errlen);
+    if (e->done) return seed_errf(err, errlen, "%s: the episode is over", e->vt->name);
+    return e->vt->expert_informed(e, buf, buflen, err, errlen);
+}
+
+int env_expert_informed_reason(env *e, const char *action, char *buf, size_t buflen, char *err,
+                               size_t errlen) {
+    if (!e || !e->vt->expert_informed_reason)
+        return env_expert_reason(e, action, buf, buflen, err, errlen);
+    if (buflen) buf[0] = 0;
+    if (e->done) return seed_errf(err, errlen, "%s: the episode is over", e->vt->name);
+    return e->vt->expert_informed_reason(e, action, buf, buflen, err, errlen) ? -1 : 0;
+}
+
 int env_action_valid(const env *e, const char *action) {
     if (!e || !action) return 0;
     return e->vt->action_valid ? e->vt->action_valid(e, action) : 1;

@@ -63,6 +63,15 @@ typedef struct env_vtable {
      * reply's think text. NULL: a plain template names the action. */
     int (*expert_reason)(env *e, const char *action, char *buf, size_t buflen, char *err,
                          size_t errlen);
+    /* Optional, with expert and oracle: the expert told what the hindsight skill of the
+     * episode it plays will say (household: where the object it takes was), and its
+     * reasoning, which cites the skill. Stage 0 plays it for the episodes whose prompts
+     * carry the oracle's skill (algorithm.stage0_skill_demos informed), so those
+     * demonstrations act on the skill. NULL: the expert already sees all a skill could
+     * tell (sokoban's board); env_expert_informed is then env_expert. */
+    int (*expert_informed)(env *e, char *buf, size_t buflen, char *err, size_t errlen);
+    int (*expert_informed_reason)(env *e, const char *action, char *buf, size_t buflen, char *err,
+                                  size_t errlen);
     int max_steps_default;
     /* Optional: does the env understand this action text? verl-agent's projection counts
      * an action it cannot map (sokoban: no direction word) as an invalid step. NULL means
@@ -100,6 +109,11 @@ int env_expert(env *e, char *buf, size_t buflen, char *err, size_t errlen);
  * the env has none, 0 when written, -1 on error. */
 int env_expert_reason(env *e, const char *action, char *buf, size_t buflen, char *err,
                       size_t errlen);
+/* The informed expert's action and reasoning (env_vtable.expert_informed); the expert's
+ * own where the env has none. */
+int env_expert_informed(env *e, char *buf, size_t buflen, char *err, size_t errlen);
+int env_expert_informed_reason(env *e, const char *action, char *buf, size_t buflen, char *err,
+                               size_t errlen);
 int env_split_parse(const char *s, env_split *out);
 const char *env_split_name(env_split s);
 

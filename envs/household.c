@@ -176,6 +176,24 @@ static int hh_expert_reason(env *base, const char *action, char *buf, size_t buf
     return 0;
 }
 
+static int hh_expert_informed(env *base, char *buf, size_t buflen, char *err, size_t errlen) {
+    hh_env *e = (hh_env *)base;
+    if (env_household_informed_action(&e->tab, &e->lv, buf, buflen))
+        return seed_errf(err, errlen,
+                         "household: the informed expert found no plan for this state");
+    return 0;
+}
+
+static int hh_expert_informed_reason(env *base, const char *action, char *buf, size_t buflen,
+                                     char *err, size_t errlen) {
+    hh_env *e = (hh_env *)base;
+    if (env_household_informed_reason(&e->tab, &e->lv, action, buf, buflen))
+        return seed_errf(err, errlen,
+                         "household: the informed expert's reasoning does not fit %zu bytes",
+                         buflen);
+    return 0;
+}
+
 hh_level *env_household_level(env *base) {
     return &((hh_env *)base)->lv;
 }
@@ -200,6 +218,8 @@ const env_vtable env_household_vtable = {
     .step = hh_step,
     .expert = hh_expert,
     .expert_reason = hh_expert_reason,
+    .expert_informed = hh_expert_informed,
+    .expert_informed_reason = hh_expert_informed_reason,
     .max_steps_default = 50,
     .prompt_style = &env_prompt_style_default,
     .trace_size = sizeof(hh_trace_rec),

@@ -69,22 +69,7 @@ static void plural(const char *name, char *out, size_t n) {
 }
 
 static const char *prep(int rtype) {
-    switch (rtype) {
-    case HR_CABINET:
-    case HR_DRAWER:
-    case HR_FRIDGE:
-    case HR_MICROWAVE:
-    case HR_SAFE:
-    case HR_GARBAGECAN:
-    case HR_SINKBASIN:
-    case HR_BATHTUBBASIN:
-    case HR_LAUNDRYHAMPER:
-    case HR_COFFEEMACHINE:
-    case HR_TOASTER:
-        return "in";
-    default:
-        return "on";
-    }
+    return env_household_recep_prep(rtype);
 }
 
 static int count_type(const hh_level *lv, int rtype) {

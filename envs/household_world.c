@@ -586,6 +586,81 @@ int env_household_omniscient_action(const hh_level *lv, char *buf, size_t n) {
     return fetch(lv, pick, buf, n);
 }
 
+const char *env_household_recep_prep(int rtype) {
+    switch (rtype) {
+    case HR_CABINET:
+    case HR_DRAWER:
+    case HR_FRIDGE:
+    case HR_MICROWAVE:
+    case HR_SAFE:
+    case HR_GARBAGECAN:
+    case HR_SINKBASIN:
+    case HR_BATHTUBBASIN:
+    case HR_LAUNDRYHAMPER:
+    case HR_COFFEEMACHINE:
+    case HR_TOASTER:
+        return "in";
+    default:
+        return "on";
+    }
+}
+
+/* ---- informed expert: the searching one, told what the episode's skill says ---- */
+
+/* The goal object the informed expert fetches: the first by name, while no object of the
+ * goal type is in a receptacle of the goal kind (pick two's second one is searched for:
+ * the skill's workflow names where only the first was). -1: search. */
+static int informed_target(const hh_level *lv) {
+    int X = lv->goal_obj;
+    for (int i = 0; i < lv->n_obj; i++)
+        if (lv->obj[i].type == X && lv->obj[i].loc >= 0 &&
+            lv->recep[lv->obj[i].loc].type == lv->goal_recep)
+            return -1;
+    for (int k = 0; k < lv->n_obj; k++) {
+        int i = lv->obj_sorted[k];
+        if (lv->obj[i].type == X && lv->obj[i].loc >= 0 && !lv->obj[i].floor) return i;
+    }
+    return -1;
+}
+
+/* The lamp the informed expert goes to while it holds the goal object (look), or -1. */
+static int informed_lamp(const hh_level *lv) {
+    int h = lv->held;
+    if (lv->family != HF_LOOK || h < 0 || lv->obj[h].type != lv->goal_obj) return -1;
+    int l = find_lamp(lv);
+    return l >= 0 && lv->obj[l].loc >= 0 ? l : -1;
+}
+
+int env_household_informed_action(const hh_tables *t, const hh_level *lv, char *buf, size_t n) {
+    int o = lv->held < 0 ? informed_target(lv) : -1, l = informed_lamp(lv);
+    if (o >= 0) return fetch(lv, o, buf, n);
+    if (l >= 0) {
+        if (lv->at != lv->obj[l].loc)
+            return snprintf(buf, n, "go to %s", lv->recep[lv->obj[l].loc].name), 0;
+        return snprintf(buf, n, "use %s", lv->obj[l].name), 0;
+    }
+    return env_household_search_action(t, lv, buf, n);
+}
+
+int env_household_informed_reason(const hh_tables *t, const hh_level *lv, const char *action,
+                                  char *buf, size_t n) {
+    int o = lv->held < 0 ? informed_target(lv) : -1, l = informed_lamp(lv), w = -1;
+    int go = !strncmp(action, "go to ", 6), open = !strncmp(action, "open ", 5);
+    if (o >= 0 && (go || open)) {
+        const hh_recep *r = &lv->recep[lv->obj[o].loc];
+        w = go ? snprintf(buf, n, "The skill says the %s was %s the %s: I go straight there.",
+                          lv->obj[o].name, env_household_recep_prep(r->type), r->name)
+               : snprintf(buf, n, "The skill says the %s is in the %s, which is closed: I open it.",
+                          lv->obj[o].name, r->name);
+    } else if (l >= 0 && go) {
+        w = snprintf(buf, n, "I hold %s. The skill says the %s is at the %s: I go there.",
+                     lv->obj[lv->held].name, lv->obj[l].name, lv->recep[lv->obj[l].loc].name);
+    } else {
+        return env_household_search_reason(t, lv, action, buf, n);
+    }
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
 /* ---- searching expert: acts only on what the agent's prompt shows ---- */
 
 /* The one search order, over all receptacles: the open surfaces first (a look costs one

@@ -231,6 +231,20 @@ int env_household_search_action(const hh_tables *t, const hh_level *lv, char *bu
  * -1 when it does not fit. */
 int env_household_search_reason(const hh_tables *t, const hh_level *lv, const char *action,
                                 char *buf, size_t n);
+/* The informed expert: the searching expert told what this episode's hindsight skill
+ * says (the oracle's workflow names where the object it took was, and the lamp). It goes
+ * straight to the first goal object by name (go, open, take) while none is in a
+ * receptacle of the goal kind, and, holding the object in look, straight to the lamp;
+ * otherwise it is the searching expert. Stage 0 plays it for the episodes whose prompts
+ * carry the oracle's skill, so those demonstrations act on the skill. Its reasoning
+ * cites the skill where it goes or opens on the skill's word; elsewhere it is the
+ * searching expert's. */
+int env_household_informed_action(const hh_tables *t, const hh_level *lv, char *buf, size_t n);
+int env_household_informed_reason(const hh_tables *t, const hh_level *lv, const char *action,
+                                  char *buf, size_t n);
+/* "in" (cabinet, fridge, sinkbasin, ...) or "on" (countertop, shelf, ...): how the
+ * observation and the oracle place an object in a receptacle of type rtype. */
+const char *env_household_recep_prep(int rtype);
 /* The omniscient direct route (privileged: it knows where every object is): the oracle's
  * yardstick for how short an episode can be, and tests that need the shortest plan. */
 int env_household_omniscient_action(const hh_level *lv, char *buf, size_t n);

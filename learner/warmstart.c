@@ -75,6 +75,7 @@ typedef struct ws_ctx {
     /* this step's stage-0 samples with the oracle's skill; the step lines they could show
      * and those shown (algorithm.stage0_step_skill_keep) */
     int skilled, step_lines, step_shown;
+    int informed; /* this step's stage-0 episodes the informed expert played */
     uint64_t fallbacks_unlogged;
     double t_logged;
 } ws_ctx;
@@ -139,9 +140,11 @@ static int stopping(void *arg) {
 
 /* Stage 0: the steps of an expert episode as (prompt -> expert reply) (all, or
  * stage0_samples_per_episode of them at random); with probability 1/2 the prompts carry
- * the oracle's skill for the episode. With stage0_expert_noise the episode is played off
- * the expert's path now and then: the prompt's history holds the actions played, the
- * reply is the expert's action (and its reasoning) in the state they reached. */
+ * the oracle's skill for the episode, and then (stage0_skill_demos informed) the env's
+ * informed expert plays it, so the replies act on what the skill says. With
+ * stage0_expert_noise the episode is played off the expert's path now and then: the
+ * prompt's history holds the actions played, the reply is the expert's action (and its
+ * reasoning) in the state they reached. */
 static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err, size_t errlen) {
     static const int max_rec = 64;
     warmstart_step *rec = calloc(max_rec, sizeof *rec);
@@ -149,19 +152,26 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     char task[1024];
     int won;
     float ret;
-    int n = warmstart_play(c->envs[i], seed, c->l->job->algorithm.stage0_expert_noise, 1, &c->rng,
+    env *e = c->envs[i];
+    /* informed: the coin is drawn before the episode is played (expert: after, as the
+     * shipped agent's recipe drew it) */
+    int informed_mode = c->l->job->algorithm.stage0_skill_demos == JOB_SKILL_DEMOS_INFORMED;
+    int skilled = informed_mode && seed_rng_uniform(&c->rng) < 0.5;
+    int informed = skilled && e->vt->expert_informed;
+    int n = warmstart_play(e, seed, c->l->job->algorithm.stage0_expert_noise, 1, informed, &c->rng,
                            rec, max_rec, task, sizeof task, &won, &ret, err, errlen);
     int rc = n < 0 ? -1 : 0;
     char skill_text[4096] = "";
     skill_parsed sk;
     memset(&sk, 0, sizeof sk);
     sk.episode = "";
-    env *e = c->envs[i];
     const char *acts[64];
     if (!rc) rec_actions(rec, n, acts);
-    if (!rc && seed_rng_uniform(&c->rng) < 0.5 &&
+    if (!rc && !informed_mode) skilled = seed_rng_uniform(&c->rng) < 0.5;
+    if (!rc && skilled &&
         oracle(c, i, seed, acts, n, skill_text, sizeof skill_text, err, errlen) == 0)
         skill_parse(skill_text, strlen(skill_text), 5, &sk);
+    c->informed += informed;
     /* replay to render each step's prompt with the right history */
     env_obs obs;
     if (!rc) rc = env_reset(e, seed, ENV_SPLIT_TRAIN, &obs, err, errlen);
@@ -202,7 +212,8 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
         rc =
             render_prompt(&c->rr, e, &obs, hist, k, sk.episode, step_skill, &c->prompt, &se, &ss,
                           err, errlen) ||
-            env_expert_reason(e, rec[k].expert, reason, sizeof reason, err, errlen) < 0 ||
+            (informed ? env_expert_informed_reason : env_expert_reason)(
+                e, rec[k].expert, reason, sizeof reason, err, errlen) < 0 ||
             render_expert_reply(&c->rr, e->vt->name, reason, rec[k].expert, &c->reply, err, errlen);
         if (!rc && demo_add(d, c->prompt.v, (int)c->prompt.n, c->reply.v, (int)c->reply.n))
             rc = seed_errf(err, errlen, "out of memory");
@@ -248,8 +259,8 @@ static int stage1_expert(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *err
     char task[1024];
     int won;
     float ret;
-    int n = warmstart_play(c->envs[i], seed, 0.3, 0, &c->rng, rec, max_rec, task, sizeof task, &won,
-                           &ret, err, errlen);
+    int n = warmstart_play(c->envs[i], seed, 0.3, 0, 0, &c->rng, rec, max_rec, task, sizeof task,
+                           &won, &ret, err, errlen);
     int rc = n < 0 ? -1 : 0;
     if (!rc) {
         skill_traj_step ts[64];
@@ -406,7 +417,7 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
         l->stage = stage;
         pthread_mutex_unlock(&l->mu);
         demo_clear(&d);
-        c.off_path = c.skilled = c.step_lines = c.step_shown = 0;
+        c.off_path = c.skilled = c.step_lines = c.step_shown = c.informed = 0;
         int episodes = 0;
         while (!rc && d.tokens < job->optim.tokens_per_step) {
             episodes++;
@@ -434,10 +445,12 @@ int learner_warmstart(learner *l, char *err, size_t errlen) {
             seed_log(SEED_LOG_INFO,
                      "stage %d step %lld/%d: sft nll %.4f (prompt %.4f), %lld tokens (%lld run) "
                      "in %lld samples of %d episodes (%d off the expert's path; %d with a "
-                     "skill, %d of their %d step lines shown), %.2f s",
+                     "skill, %d of their %d step lines shown; %d episodes by the informed "
+                     "expert), %.2f s",
                      stage, (long long)l->sft_steps, s0 + s1, st.sft_nll, st.prompt_nll,
                      (long long)st.tokens, (long long)st.packed_tokens, (long long)st.samples,
-                     episodes, c.off_path, c.skilled, c.step_shown, c.step_lines, st.seconds);
+                     episodes, c.off_path, c.skilled, c.step_shown, c.step_lines, c.informed,
+                     st.seconds);
         /* A checkpoint when a stage ends, and by the time rule inside a long one, so a
          * learner killed in the warm start continues from its last sft_steps. */
         rc = learner_checkpoint_due(l, l->sft_steps == s0 || l->sft_steps == s0 + s1, err, errlen);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int warmstart_play(env *e, uint64_t seed, double noise, int repeats, seed_rng *rng,
+int warmstart_play(env *e, uint64_t seed, double noise, int repeats, int informed, seed_rng *rng,
                    warmstart_step *rec, int max_rec, char *task, size_t task_len, int *won,
                    float *ret, char *err, size_t errlen) {
     env_obs obs;
@@ -19,7 +19,8 @@ int warmstart_play(env *e, uint64_t seed, double noise, int repeats, seed_rng *r
         /* one draw a step, before the expert is asked: the warm start's random stream
          * (and so the shipped agent's recipe) is the same as before noise existed */
         int off = seed_rng_uniform(rng) < noise && obs.n_admissible > 0;
-        if (env_expert(e, r->expert, sizeof r->expert, err, errlen)) {
+        if ((informed ? env_expert_informed : env_expert)(e, r->expert, sizeof r->expert, err,
+                                                          errlen)) {
             /* no plan from here (a sokoban deadlock after a noisy step): a noisy step may
              * still be played, unlabelled; else the episode ends here, a failure for
              * stage 1 to explain */

@@ -27,8 +27,9 @@ typedef struct warmstart_step {
  * no plan, a noisy step is still played with an empty expert action; otherwise the
  * episode ends there (with noise > 0; without noise that is an error). Returns the
  * number of steps, or -1 with err set; *won, *ret and task (when given) describe the
- * episode. */
-int warmstart_play(env *e, uint64_t seed, double noise, int repeats, seed_rng *rng,
+ * episode. With informed the env's informed expert (env_expert_informed) plays and is
+ * recorded instead. */
+int warmstart_play(env *e, uint64_t seed, double noise, int repeats, int informed, seed_rng *rng,
                    warmstart_step *rec, int max_rec, char *task, size_t task_len, int *won,
                    float *ret, char *err, size_t errlen);
 

@@ -41,10 +41,11 @@ run=runs/agent-warmstart
 rm -rf "$run"
 start=$(date +%s)
 latest() { echo "$1/ckpt/$(cat "$1/ckpt/latest")"; }
-# the shipped agent was cloned with every skilled prompt showing its step line
+# the shipped agent was cloned with every skilled prompt showing its step line, and with
+# the searching expert playing the skilled episodes too
 learner() {
     "$build/bin/seed-learner" --job deploy/models/agent.yaml algorithm.stage0_step_skill_keep=1 \
-        "$@"
+        algorithm.stage0_skill_demos=expert "$@"
 }
 
 learner job.run_dir="$run/household" job.seed=7 model.init=random envs=household \

@@ -1,6 +1,6 @@
 /* test_household.c — tests of the household env (ALFWorld-like text world).
  *
- * Usage: test_household expert [N]|inferable|splits|grammar|config|hindsight|all
+ * Usage: test_household expert [N]|inferable|informed|splits|grammar|config|hindsight|all
  *        test_household dump SPLIT FIRST COUNT   (prints a hash per episode, for the
  *                                                 two-process determinism test)
  *        test_household show SEED SPLIT [FAMILY] (prints an expert episode, for people)
@@ -407,6 +407,85 @@ static void test_reason(int n_seeds) {
         }
     printf("reasoning checked on %d expert steps, longest %d bytes\n", steps, longest);
     env_destroy(e);
+}
+
+/* ---- the informed expert (stage 0's demonstrator for prompts with a skill) ---- */
+
+/* On n_seeds levels of every family and split the informed expert (env_expert_informed)
+ * wins as often as the searching one, in no more steps on average; its reasoning for
+ * every "go to" / "open" it makes on the skill's word cites the skill with the object
+ * and the receptacle in the oracle's own words ("the mug 1 was on the countertop 2"), and
+ * the oracle's skill of its episode says exactly that. So the demonstrations that carry a
+ * skill act on what the skill says. */
+static void test_informed(int n_seeds) {
+    static const char *fams[] = {"pick_and_place_simple",          "look_at_obj_in_light",
+                                 "pick_clean_then_place_in_recep", "pick_heat_then_place_in_recep",
+                                 "pick_cool_then_place_in_recep",  "pick_two_obj_and_place"};
+    char err[SEED_ERRLEN], act[256], why[512], skill[4096];
+    int cited_total = 0;
+    for (size_t f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+        env *e = make(fams[f], NULL);
+        env_kv kv[1] = {{"families", fams[f]}};
+        for (int s = 0; s < 3; s++) {
+            int won = 0, steps = 0, s_won = 0, s_steps = 0, cited = 0;
+            for (int seed = 0; seed < n_seeds; seed++) {
+                episode ep;
+                run_with(e, EXPERT_SEARCH, 0, (uint64_t)seed, SPLITS[s], &ep, NULL);
+                s_won += ep.won;
+                s_steps += ep.n;
+                env_obs obs;
+                CHECK(env_reset(e, (uint64_t)seed, SPLITS[s], &obs, err, sizeof err) == 0, "%s",
+                      err);
+                const char *acts[64];
+                char claim[256] = "";
+                int n = 0;
+                while (!obs.done && n < 64) {
+                    CHECK(env_expert_informed(e, act, sizeof act, err, sizeof err) == 0,
+                          "seed %d %s: %s", seed, fams[f], err);
+                    CHECK(in_list(&obs, act), "seed %d: informed action '%s' not admissible", seed,
+                          act);
+                    CHECK(env_expert_informed_reason(e, act, why, sizeof why, err, sizeof err) == 0,
+                          "%s", err);
+                    CHECK(strlen(why) > 10 && strlen(why) <= 110, "reasoning '%s'", why);
+                    const char *says = strstr(why, "The skill says the ");
+                    if (says) {
+                        const char *named = !strncmp(act, "go to ", 6) ? act + 6 : act + 5;
+                        CHECK(strstr(why, named) != NULL, "'%s' does not name '%s'", why, named);
+                        /* "the mug 1 was on the countertop 2": the oracle's words */
+                        const char *was = strstr(says, " was ");
+                        if (was && !claim[0])
+                            snprintf(claim, sizeof claim, "%.*s",
+                                     (int)(strchr(was, ':') - says - 15), says + 15);
+                        cited++;
+                    }
+                    acts[n] = ep.actions[n];
+                    snprintf(ep.actions[n++], 128, "%s", act);
+                    CHECK(env_step(e, act, &obs, err, sizeof err) == 0, "%s", err);
+                }
+                won += obs.won;
+                steps += n;
+                if (obs.won && claim[0]) {
+                    CHECK(env_hindsight("household", kv, 1, (uint64_t)seed, SPLITS[s], acts, n,
+                                        skill, sizeof skill, err, sizeof err) == 0,
+                          "%s", err);
+                    CHECK(strstr(skill, claim) != NULL,
+                          "seed %d %s: the skill does not say '%s' the reasoning cites:\n%s", seed,
+                          fams[f], claim, skill);
+                }
+            }
+            printf("informed expert %-31s %-12s won %d/%d, mean %.1f steps (searching %d/%d, "
+                   "%.1f); %d steps cite the skill\n",
+                   fams[f], split_name(SPLITS[s]), won, n_seeds, (double)steps / n_seeds, s_won,
+                   n_seeds, (double)s_steps / n_seeds, cited);
+            CHECK(won >= s_won, "the informed expert won %d, the searching one %d", won, s_won);
+            CHECK(steps <= s_steps, "the informed expert took %d steps, the searching one %d",
+                  steps, s_steps);
+            CHECK(cited >= n_seeds, "only %d steps cite the skill in %d episodes", cited, n_seeds);
+            cited_total += cited;
+        }
+        VT->destroy(e);
+    }
+    printf("informed expert: %d steps cite the skill\n", cited_total);
 }
 
 /* ---- splits: unseen placements and layouts never occur in seen levels ---- */
@@ -1032,6 +1111,7 @@ int main(int argc, char **argv) {
     if (all || strcmp(what, "expert") == 0) test_expert(1000, argc > 2 ? atoi(argv[2]) : 300);
     if (all || strcmp(what, "inferable") == 0) test_inferable(300);
     if (all || strcmp(what, "reason") == 0) test_reason(300);
+    if (all || strcmp(what, "informed") == 0) test_informed(200);
     if (all || strcmp(what, "hindsight") == 0) test_hindsight(200);
     printf("ok\n");
     return 0;

@@ -494,6 +494,17 @@ static void test_mode_keys(void) {
           j->algorithm.stage1_episodes == JOB_S1_EXPERT);
     ERR(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage1_episodes=oracle"), err,
         "algorithm.stage1_episodes", "policy|expert");
+    /* stage0_skill_demos: stage 0 and stage 1's acting half read it */
+    ERR(BUILD(j, err, "algorithm.stage0_skill_demos=expert"), err,
+        "algorithm.stage0_skill_demos: 'expert' cannot be honoured with algorithm.stage0_steps "
+        "and stage1_steps 0",
+        "(expected informed)");
+    CHECK(BUILD(j, err, "algorithm.stage0_steps=5", "algorithm.stage0_skill_demos=expert") == 0 &&
+          j->algorithm.stage0_skill_demos == JOB_SKILL_DEMOS_EXPERT);
+    CHECK(BUILD(j, err, "algorithm.stage1_steps=5") == 0 &&
+          j->algorithm.stage0_skill_demos == JOB_SKILL_DEMOS_INFORMED);
+    ERR(BUILD(j, err, "algorithm.stage0_steps=5", "algorithm.stage0_skill_demos=omniscient"), err,
+        "algorithm.stage0_skill_demos", "informed|expert");
     /* analyzer.max_step_skills: one limit with the skill parser (SKILL_LIB_MAX_STEPS) */
     job_defaults(j);
     ERR(job_set(j, "analyzer.max_step_skills", "17", err, sizeof err), err,

@@ -115,17 +115,20 @@ def refused():
         "context length 1024" in out, out[-3000:]
 
 
-def warm_start(per_episode, prompt_weight, noise=0.0, keep=0.5, full=False, tokens=1024):
+def warm_start(per_episode, prompt_weight, noise=0.0, keep=0.5, full=False, tokens=1024,
+               demos="informed"):
     """A 2-step warm start on household (`tokens` a step): the last step's log line
     (response NLL, prompt NLL, samples, episodes, samples off the expert's path), and
-    with full also (samples with a skill, step lines shown, step lines they could show)."""
+    with full also (samples with a skill, step lines shown, step lines they could show,
+    episodes the informed expert played)."""
     tmp = tempfile.mkdtemp(prefix="stage0_")
     job = make_job(tmp, looptools.free_base_port(), job__total_steps=0,
                    algorithm__stage0_steps=2,
                    algorithm__stage0_samples_per_episode=per_episode,
                    optim__sft_prompt_weight=prompt_weight,
                    algorithm__stage0_expert_noise=noise,
-                   algorithm__stage0_step_skill_keep=keep, optim__tokens_per_step=tokens)
+                   algorithm__stage0_step_skill_keep=keep, optim__tokens_per_step=tokens,
+                   algorithm__stage0_skill_demos=demos)
     with open(job) as f:
         j = json.load(f)
     j["envs"] = [{"name": "household", "weight": 1, "split": "train", "max_steps": 30}]
@@ -142,8 +145,9 @@ def warm_start(per_episode, prompt_weight, noise=0.0, keep=0.5, full=False, toke
     got = float(w[0]), float(w[2].rstrip("),")), int(tail[0]), int(tail[3]), off
     if not full:
         return got
-    sk = line[-1].split("path; ")[1].split()  # N with a skill, A of their B step lines shown
-    return got + (int(sk[0]), int(sk[4]), int(sk[7]))
+    # N with a skill, A of their B step lines shown; M episodes by the informed expert
+    sk = line[-1].split("path; ")[1].split()
+    return got + (int(sk[0]), int(sk[4]), int(sk[7]), int(sk[11]))
 
 
 # stage0_samples_per_episode and optim.sft_prompt_weight: the same expert episode, all
@@ -164,14 +168,20 @@ print("warm start with stage0_expert_noise 0.5: %d of %d samples off the expert'
 
 # algorithm.stage0_step_skill_keep: a prompt with the oracle's skill shows the step line of
 # its step always (1) or never (0), so acting on a skill does not wait for a step line
-_, _, n_all1, _, _, skilled1, shown1, lines1 = warm_start(0, 0.0, keep=1.0, full=True,
-                                                          tokens=16384)
-_, _, _, _, _, skilled0, shown0, lines0 = warm_start(0, 0.0, keep=0.0, full=True, tokens=16384)
+_, _, n_all1, ep1, _, skilled1, shown1, lines1, informed1 = warm_start(0, 0.0, keep=1.0,
+                                                                      full=True, tokens=16384)
+_, _, _, _, _, skilled0, shown0, lines0, informed0 = warm_start(0, 0.0, keep=0.0, full=True,
+                                                                tokens=16384, demos="expert")
 assert 0 < skilled1 < n_all1 and 0 < shown1 == lines1 <= skilled1, (n_all1, skilled1, shown1,
                                                                      lines1)
 assert 0 < skilled0 and shown0 == 0 < lines0, (skilled0, shown0, lines0)
 print("warm start step lines: %d of %d shown with stage0_step_skill_keep 1, %d of %d with 0"
       % (shown1, lines1, shown0, lines0))
+# algorithm.stage0_skill_demos: household's informed expert plays the episodes with a skill
+# (about half), the searching expert all of them with `expert`
+assert 0 < informed1 < ep1 and informed0 == 0, (informed1, ep1, informed0)
+print("warm start: %d of %d episodes by the informed expert (stage0_skill_demos informed), "
+      "%d with expert" % (informed1, ep1, informed0))
 
 assert run(False) == 0, "entering stage 2 did not reset the AdamW state"
 assert run(True) == 1, "optim.keep_sft_moments=true did not keep the AdamW state"
