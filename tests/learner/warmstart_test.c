@@ -54,8 +54,8 @@ static tally play_many(const char *name, const env_kv *kv, int nkv, double noise
         float ret = 0, ret2 = 0;
         char task[512];
         seed_rng saved = rng;
-        int n = warmstart_play(a, seed, noise, 1, 0, &rng, rec, MAX_REC, task, sizeof task, &won, &ret,
-                               err, sizeof err);
+        int n = warmstart_play(a, seed, noise, 1, 0, &rng, rec, MAX_REC, task, sizeof task, &won,
+                               &ret, err, sizeof err);
         CHECK(n > 0, "%s seed %llu: %d steps: %s", name, (unsigned long long)seed, n, err);
         if (n <= 0) continue;
         CHECK(task[0], "%s seed %llu: no task text", name, (unsigned long long)seed);
