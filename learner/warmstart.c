@@ -168,10 +168,15 @@ static int stage0_episode(ws_ctx *c, int i, uint64_t seed, demo_set *d, char *er
     const char *acts[64];
     if (!rc) rec_actions(rec, n, acts);
     if (!rc && !informed_mode) skilled = seed_rng_uniform(&c->rng) < 0.5;
-    if (!rc && skilled &&
-        oracle(c, i, seed, acts, n, skill_text, sizeof skill_text, err, errlen) == 0)
-        skill_parse(skill_text, strlen(skill_text), 5, &sk);
-    c->informed += informed;
+    if (!rc && skilled) {
+        if (oracle(c, i, seed, acts, n, skill_text, sizeof skill_text, err, errlen) == 0)
+            skill_parse(skill_text, strlen(skill_text), 5, &sk);
+        /* the informed expert's route without its skill would teach the skill-free prompt
+         * what only the skill tells */
+        else if (informed)
+            rc = -1;
+    }
+    c->informed += informed && !rc;
     /* replay to render each step's prompt with the right history */
     env_obs obs;
     if (!rc) rc = env_reset(e, seed, ENV_SPLIT_TRAIN, &obs, err, errlen);
