@@ -85,8 +85,10 @@ const job_key_def job_key_table[] = {
     DBL("algorithm.entropy_coef", algorithm.entropy_coef, 0, INF, 0, "entropy bonus weight"),
     ENUM("algorithm.opd_loss", algorithm.opd_loss, "none|delta|importance",
          "explicit OPD loss term"),
-    ENUM("algorithm.opd_tokens", algorithm.opd_tokens, "action|response",
-         "tokens that carry q-s: the <action> text, or every reply token (think text too)"),
+    ENUM("algorithm.opd_tokens", algorithm.opd_tokens, "action|response|decision",
+         "tokens that carry q-s: the <action> text (action), every reply token (response), or "
+         "the action and the think-text tokens that spell it (decision: where a reasoning "
+         "reply makes its choice)"),
     ENUM("algorithm.opd_baseline", algorithm.opd_baseline, "none|group",
          "q-s as scored, or less its mean over the group's distilled tokens (removes the "
          "-KL(pi||q) drift every sampled token shares; keeps which tokens the skill favours)"),

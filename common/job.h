@@ -47,7 +47,11 @@ typedef enum {
 typedef enum { JOB_ADV_STD = 0, JOB_ADV_MEAN = 1 } job_adv_norm;
 typedef enum { JOB_OPD_NONE = 0, JOB_OPD_DELTA = 1, JOB_OPD_IMPORTANCE = 2 } job_opd_loss;
 /* Which response tokens carry q - s: the action text only, or every token of the reply. */
-typedef enum { JOB_OPD_TOKENS_ACTION = 0, JOB_OPD_TOKENS_RESPONSE = 1 } job_opd_tokens;
+typedef enum {
+    JOB_OPD_TOKENS_ACTION = 0,
+    JOB_OPD_TOKENS_RESPONSE = 1,
+    JOB_OPD_TOKENS_DECISION = 2
+} job_opd_tokens;
 /* What q - s is measured from: zero, or the mean q - s over the group's distilled tokens. */
 typedef enum { JOB_OPD_BASELINE_NONE = 0, JOB_OPD_BASELINE_GROUP = 1 } job_opd_baseline;
 typedef enum { JOB_POOL_UNIFORM = 0, JOB_POOL_FRONTIER = 1 } job_pool_sampling;

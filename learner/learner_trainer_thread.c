@@ -262,7 +262,8 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
         .use_q = job->algorithm.w_opd != 0.0 || job->algorithm.opd_loss != JOB_OPD_NONE,
         .gigpo_coef = (float)job->algorithm.gigpo_coef,
         .gigpo_gamma = (float)job->algorithm.gigpo_gamma,
-        .tk = job->algorithm.opd_tokens == JOB_OPD_TOKENS_ACTION ? l->tk : NULL,
+        .tk = job->algorithm.opd_tokens != JOB_OPD_TOKENS_RESPONSE ? l->tk : NULL,
+        .decision = job->algorithm.opd_tokens == JOB_OPD_TOKENS_DECISION,
         .opd_baseline = job->algorithm.opd_baseline,
     };
     learner_samples_stats st;

@@ -17,7 +17,7 @@ void learner_loss_tokens(const learner_loss_cfg *cfg, const learner_loss_in *in,
     for (int t = 0; t < in->n; t++) {
         const float logp = in->logp[t];
         float delta = 0.0f; /* q - s, the hindsight shift */
-        if (in->q && (in->q_hi <= 0 || (t >= in->q_lo && t < in->q_hi))) {
+        if (in->q && learner_q_counts(in->q_mask, in->q_lo, in->q_hi, t)) {
             const float scored = in->q[t] - in->s[t];
             delta = scored - in->q_base;
             const float shift = cfg->w_opd * clampf(delta, -cfg->c_opd, cfg->c_opd);

@@ -49,10 +49,17 @@ typedef struct learner_loss_in {
     /* q - s counts on tokens [q_lo, q_hi) only (algorithm.opd_tokens action: the action
      * text); q_hi 0: on every token */
     int q_lo, q_hi;
+    const unsigned char *q_mask; /* n flags that replace the span when not NULL */
     /* the shift is q - s - q_base: algorithm.opd_baseline group's mean over the group's
      * distilled tokens, or 0 */
     float q_base;
 } learner_loss_in;
+
+/* 1 when q - s counts on token t: mask[t] when there is a mask, else t in [lo, hi), every
+ * token when hi is 0. */
+static inline int learner_q_counts(const unsigned char *mask, int lo, int hi, int t) {
+    return mask ? mask[t] != 0 : hi <= 0 || (t >= lo && t < hi);
+}
 
 /* Sums of the loss terms over the tokens given (each already divided by denom). */
 typedef struct learner_loss_out {

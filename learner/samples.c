@@ -26,6 +26,8 @@ void learner_samples_free(learner_samples *b) {
     free(b->anchor);
     free(b->items);
     free(b->dscratch);
+    free(b->mask);
+    tok_ws_free(b->ws);
     memset(b, 0, sizeof *b);
 }
 
@@ -104,28 +106,37 @@ static void step_advantages(learner_samples *b, const learner_samples_cfg *cfg,
     learner_anchor_advantages(b->sret, b->anchor, n, cfg->adv_norm, b->sadv, b->dscratch);
 }
 
-void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int *hi) {
+/* The byte offsets [*a, *b) of the reply's action text: between the first "<action>" and
+ * the first "</action>" after it; *a = -1 when there is none. */
+static void action_bytes(const tok *tk, const int32_t *ids, int n, long *a, long *b) {
     static const char open_tag[] = "<action>", close_tag[] = "</action>";
     const size_t ol = sizeof open_tag - 1, cl = sizeof close_tag - 1;
     char win[sizeof close_tag] = {0}; /* the last bytes seen: tags may span tokens */
     size_t wl = 0;
-    long pos = 0, a = -1, b = -1;
-    *lo = *hi = 0;
-    for (int j = 0; j < n && b < 0; j++) {
+    long pos = 0;
+    *a = *b = -1;
+    for (int j = 0; j < n && *b < 0; j++) {
         size_t len = 0;
         const char *p = tok_id_to_bytes(tk, ids[j], &len);
-        for (size_t k = 0; p && k < len && b < 0; k++, pos++) {
+        for (size_t k = 0; p && k < len && *b < 0; k++, pos++) {
             if (wl == sizeof win) memmove(win, win + 1, --wl);
             win[wl++] = p[k];
-            if (a < 0 && wl >= ol && !memcmp(win + wl - ol, open_tag, ol))
-                a = pos + 1;
-            else if (a >= 0 && wl >= cl && !memcmp(win + wl - cl, close_tag, cl))
-                b = pos + 1 - (long)cl;
+            if (*a < 0 && wl >= ol && !memcmp(win + wl - ol, open_tag, ol))
+                *a = pos + 1;
+            else if (*a >= 0 && wl >= cl && !memcmp(win + wl - cl, close_tag, cl))
+                *b = pos + 1 - (long)cl;
         }
     }
-    if (a < 0 || b <= a) return;
+    if (*b <= *a) *a = -1;
+}
+
+void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int *hi) {
+    long a, b;
+    *lo = *hi = 0;
+    action_bytes(tk, ids, n, &a, &b);
+    if (a < 0) return;
     /* token j covers bytes [s0, e0): it carries the action when that overlaps [a, b) */
-    pos = 0;
+    long pos = 0;
     for (int j = 0; j < n && pos < b; j++) {
         size_t len = 0;
         tok_id_to_bytes(tk, ids[j], &len);
@@ -138,6 +149,54 @@ void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int 
     }
 }
 
+static int has_word_byte(const char *p, size_t len) {
+    for (size_t k = 0; p && k < len; k++) {
+        const unsigned char c = (unsigned char)p[k];
+        if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c >= 0x80)
+            return 1;
+    }
+    return 0;
+}
+
+static int id_in(const int32_t *v, size_t n, int32_t id) {
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == id) return 1;
+    return 0;
+}
+
+int learner_decision_mask(const tok *tk, tok_ws *ws, const int32_t *ids, int n, int lo, int hi,
+                          unsigned char *mask, char *err, size_t errlen) {
+    memset(mask, 0, (size_t)n);
+    if (hi <= lo) return 0;
+    for (int t = lo; t < hi; t++) mask[t] = 1;
+    long a, b;
+    action_bytes(tk, ids, n, &a, &b);
+    if (a < 0) return 0;
+    /* " " + the action text, re-encoded: the ids the reasoning spells it with */
+    seed_sbuf txt = {0};
+    seed_sbuf_append(&txt, " ", 1);
+    long pos = 0;
+    for (int j = 0; j < n && pos < b; j++) {
+        size_t len = 0;
+        const char *p = tok_id_to_bytes(tk, ids[j], &len);
+        for (size_t k = 0; p && k < len; k++, pos++)
+            if (pos >= a && pos < b) seed_sbuf_append(&txt, p + k, 1);
+    }
+    tok_ids run = {0};
+    int rc = seed_sbuf_failed(&txt) ? seed_errf(err, errlen, "out of memory") : 0;
+    if (!rc) rc = tok_encode(tk, ws, txt.p, txt.n, TOK_ENCODE_SPLIT_SPECIAL, &run, err, errlen);
+    for (int t = 0; t < lo && !rc; t++) {
+        size_t len = 0;
+        const char *p = tok_id_to_bytes(tk, ids[t], &len);
+        if (has_word_byte(p, len) &&
+            (id_in(ids + lo, (size_t)(hi - lo), ids[t]) || id_in(run.v, run.n, ids[t])))
+            mask[t] = 1;
+    }
+    tok_ids_free(&run);
+    seed_sbuf_free(&txt);
+    return rc;
+}
+
 /* algorithm.opd_baseline group: the mean q - s over the tokens of a group's samples that
  * carry it, which every sample of the group then subtracts. In expectation q - s on a
  * sampled token is -KL(pi || q) whatever the token; the group's mean takes that common
@@ -147,9 +206,12 @@ static void group_opd_baseline(learner_sample *v, int n) {
     long count = 0;
     for (int i = 0; i < n; i++) {
         if (!v[i].q) continue;
-        const int lo = v[i].q_hi > 0 ? v[i].q_lo : 0, hi = v[i].q_hi > 0 ? v[i].q_hi : v[i].rlen;
-        for (int t = lo; t < hi; t++) sum += (double)v[i].q[t] - v[i].s[t];
-        count += hi - lo;
+        const int lo = v[i].q_lo, hi = v[i].q_hi;
+        for (int t = 0; t < v[i].rlen; t++)
+            if (learner_q_counts(v[i].q_mask, lo, hi, t)) {
+                sum += (double)v[i].q[t] - v[i].s[t];
+                count++;
+            }
     }
     const float base = count > 0 ? (float)(sum / (double)count) : 0.0f;
     for (int i = 0; i < n; i++) v[i].q_base = v[i].q ? base : 0.0f;
@@ -159,6 +221,24 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                           Seed__ScoredGroup *const *groups, int ng, learner_samples_stats *st,
                           char *err, size_t errlen) {
     b->n = 0;
+    /* opd_tokens decision: one flag per response token of every step, sized up front so
+     * the samples' q_mask pointers stay put */
+    const int decision = cfg->decision && cfg->tk && cfg->use_q;
+    size_t mask_used = 0;
+    if (decision) {
+        size_t need = 0;
+        for (int gi = 0; gi < ng; gi++)
+            for (size_t e = 0; groups[gi]->group && e < groups[gi]->group->n_episodes; e++)
+                for (size_t t = 0; t < groups[gi]->group->episodes[e]->n_steps; t++)
+                    need += groups[gi]->group->episodes[e]->steps[t]->n_response_ids;
+        if (need > b->mask_cap) {
+            unsigned char *m = realloc(b->mask, need);
+            if (!m) return seed_errf(err, errlen, "out of memory for %zu token flags", need);
+            b->mask = m;
+            b->mask_cap = need;
+        }
+        if (!b->ws && tok_ws_new(cfg->tk, &b->ws, err, errlen)) return -1;
+    }
     /* algorithm.loss_agg episode-mean: each sample's agg = episodes x its episode's tokens */
     const int per_episode = cfg->loss_agg == JOB_LOSS_AGG_EPISODE;
     int first = 0, episodes = 0; /* the current episode's first sample; episodes trained */
@@ -222,6 +302,14 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                 if (smp->q && cfg->tk) {
                     learner_action_span(cfg->tk, smp->resp, smp->rlen, &smp->q_lo, &smp->q_hi);
                     if (smp->q_hi == 0) smp->q = NULL; /* no action text: nothing to distil */
+                }
+                if (smp->q && decision) {
+                    unsigned char *m = b->mask + mask_used;
+                    mask_used += (size_t)smp->rlen;
+                    if (learner_decision_mask(cfg->tk, b->ws, smp->resp, smp->rlen, smp->q_lo,
+                                              smp->q_hi, m, err, errlen))
+                        return -1;
+                    smp->q_mask = m;
                 }
                 smp->s = smp->q ? s : NULL;
                 smp->adv_ep = b->adv[ei];

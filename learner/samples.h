@@ -36,6 +36,9 @@ typedef struct learner_samples_cfg {
     /* algorithm.opd_tokens action: the tokenizer that finds each reply's action text (q - s
      * counts there only; a reply without one gets no q); NULL: every reply token */
     const tok *tk;
+    /* algorithm.opd_tokens decision (with tk): also the reply's tokens before its action
+     * that spell the action as running text does (learner_decision_mask) */
+    int decision;
     int loss_agg;     /* job_loss_agg: episode-mean sets each sample's agg */
     int opd_baseline; /* job_opd_baseline: group sets each sample's q_base */
 } learner_samples_cfg;
@@ -61,6 +64,9 @@ typedef struct learner_samples {
     struct learner_anchor_item *items;
     double *dscratch;
     int st_cap;
+    unsigned char *mask; /* the samples' q_mask flags (opd_tokens decision) */
+    size_t mask_cap;
+    tok_ws *ws; /* encodes the action text for the decision masks */
 } learner_samples;
 
 void learner_samples_init(learner_samples *b);
@@ -69,6 +75,17 @@ void learner_samples_init(learner_samples *b);
  * between the first "<action>" and the first "</action>" after it (the span the envs'
  * parsers read the action from). *lo == *hi when the reply has no such span. */
 void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int *hi);
+/* algorithm.opd_tokens decision: where the reply makes its choice. mask[t] (n flags) is
+ * set on the action's tokens [lo, hi) (learner_action_span) and on the tokens before lo
+ * (the reasoning) that have a letter or digit and are among the action's own tokens or
+ * those of " " + the action text (how running text spells it: the reasoning's "I look at
+ * coffeetable 2" before "go to coffeetable 2", "I push it right" before "right"). A think
+ * text that commits to the action leaves the skill nothing to change on the action's
+ * tokens; this is where q - s moves. ws: the caller's workspace. Returns 0, or -1 with a
+ * sentence in err (out of memory, or a reply that does not decode). Without an action
+ * (lo == hi) no flag is set. */
+int learner_decision_mask(const tok *tk, tok_ws *ws, const int32_t *ids, int n, int lo, int hi,
+                          unsigned char *mask, char *err, size_t errlen);
 void learner_samples_free(learner_samples *b);
 /* Build the samples of ng scored groups into b->v (replacing the previous build); adds
  * into *st. Fails only when out of memory. */

@@ -421,6 +421,7 @@ int learner_step_run(learner_stepper *t, const learner_sample *smp, int n, learn
                                       t->c_adv + k0,
                                       sp->q_lo,
                                       sp->q_hi,
+                                      sp->q ? sp->q_mask : NULL,
                                       sp->q_base};
                 learner_loss_tokens(&t->loss, &in, sp->agg > 0 ? sp->agg : denom, t->c_dlogp + k0,
                                     t->c_dent + k0, &lo);

@@ -54,7 +54,10 @@ typedef struct learner_sample {
     const float *behav; /* rlen sampling log-probs; required unless sft */
     float adv_step;     /* gigpo_coef * GiGPO step advantage (0: off) */
     int q_lo, q_hi;     /* q - s counts on response tokens [q_lo, q_hi); q_hi 0: all */
-    float q_base;       /* subtracted from q - s (algorithm.opd_baseline group); 0: none */
+    /* rlen flags: q - s counts where set, instead of [q_lo, q_hi) (algorithm.opd_tokens
+     * decision); NULL: the span */
+    const unsigned char *q_mask;
+    float q_base; /* subtracted from q - s (algorithm.opd_baseline group); 0: none */
     /* the count its token losses are divided by: episodes in the step x response tokens
      * of its episode (algorithm.loss_agg episode-mean); 0: the step's response tokens */
     double agg;

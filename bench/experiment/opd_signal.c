@@ -2,7 +2,7 @@
  *
  *   opd_signal MODEL_DIR [--env NAME] [--split train|seen|unseen] [--tasks N] [--seed S]
  *              [--temperature T] [--batch B] [--policy model|expert] [--no-self-skill]
- *              [--json] [--job JOB.yaml] [key=value ...]
+ *              [--tokens FILE] [--json] [--job JOB.yaml] [key=value ...]
  *
  * The task set is `seedctl eval`'s (env, split, N, seed), read by the same parser
  * (roles/taskset.h): task i has the task seed rollout_task_seed(S, i), and the env's
@@ -40,12 +40,16 @@
  * 400 characters as the analyzer does) and samples it at T until <|im_end|> or
  * analyzer.max_skill_tokens, seeded from the episode's sampler seed as the analyzer does.
  *
+ * --tokens FILE writes, for every step of the policy's skill-free episodes and each skill,
+ * the taken reply token by token with its q - s, to see which tokens the skill moves.
+ *
  * --policy expert (a test hook) makes the env's expert the policy: its replies are the
  * expert replies, every step is an expert step, and skills change nothing it does.
  * Prompts the engine played with are checked against a fresh rendering with the intended
  * skills (render_prompt), so a skill that did not reach the prompt is an error. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +58,7 @@
 #include "roles/render.h"
 #include "roles/rollout.h"
 #include "analyzer/score.h"
+#include "learner/samples.h"
 #include "roles/skill.h"
 #include "roles/taskset.h"
 #include "roles/daemon.h"
@@ -68,6 +73,7 @@ enum { OPD_SELF_OBS_CHARS = 400 };
 typedef struct opd_args {
     taskset_args set; /* MODEL_DIR, --env, --split, --tasks, --seed, ... (roles/taskset.h) */
     int expert_policy, json, self_skill;
+    const char *tokens_path; /* --tokens FILE: q - s of every taken reply token */
 } opd_args;
 
 /* opd_signal's task set: 32 tasks sampled at T = 1, 16 at once */
@@ -121,6 +127,7 @@ typedef struct opd_ctx {
     int max_seq, max_prompt, n_slots, vocab, end_id;
     float T;
     float *logits, *scratch;
+    FILE *tokens; /* --tokens */
 } opd_ctx;
 
 static int usage(const char *fmt, const char *arg) {
@@ -130,7 +137,8 @@ static int usage(const char *fmt, const char *arg) {
                     "[--tasks N] [--seed S]\n"
                     "                  [--temperature T] [--batch B] [--policy model|expert] "
                     "[--no-self-skill]\n"
-                    "                  [--json] [--job JOB.yaml] [key=value ...]\n");
+                    "                  [--tokens FILE] [--json] [--job JOB.yaml] "
+                    "[key=value ...]\n");
     return 2;
 }
 
@@ -145,6 +153,9 @@ static int parse_args(int argc, char **argv, opd_args *a) {
             a->json = 1;
         } else if (!strcmp(k, "--no-self-skill")) {
             a->self_skill = 0;
+        } else if (!strcmp(k, "--tokens")) {
+            if (!(a->tokens_path = i + 1 < argc ? argv[++i] : NULL))
+                return usage("%s needs a FILE", k);
         } else if (!strcmp(k, "--policy")) {
             const char *val = i + 1 < argc ? argv[++i] : NULL;
             if (!val) return usage("%s needs a value", k);
@@ -478,10 +489,11 @@ static const char *const who_name[N_WHO] = {"taken", "expert"};
 static const char *const out_name[2] = {"won", "lost"};
 
 /* Sums over steps of sum(q - s) and its per-token mean, over the reply and over the
- * action's tokens. */
+ * action's tokens; and sum(q - s) over the decision tokens (opd_tokens decision:
+ * learner_decision_mask, the action's tokens and the think text's that spell it). */
 typedef struct opd_acc {
-    long n, pos, a_n, a_pos;
-    double sum, tok, a_sum, a_tok;
+    long n, pos, a_n, a_pos, d_pos;
+    double sum, tok, a_sum, a_tok, d_sum;
 } opd_acc;
 
 typedef struct opd_stats {
@@ -534,9 +546,12 @@ static int action_span(opd_ctx *C, const int32_t *ids, int n, int *a0, int *a1, 
     return rc;
 }
 
-static void acc_add(opd_acc *a, const float *s, const float *q, int n, int a0, int a1) {
-    double d = 0, da = 0;
+static void acc_add(opd_acc *a, const float *s, const float *q, int n, int a0, int a1,
+                    const unsigned char *dmask) {
+    double d = 0, da = 0, dd = 0;
     for (int j = 0; j < n; j++) d += (double)q[j] - (double)s[j];
+    for (int j = 0; j < n; j++)
+        if (dmask[j]) dd += (double)q[j] - (double)s[j];
     for (int j = a0; j < a1; j++) da += (double)q[j] - (double)s[j];
     a->n++;
     a->sum += d;
@@ -547,6 +562,8 @@ static void acc_add(opd_acc *a, const float *s, const float *q, int n, int a0, i
         a->a_sum += da;
         a->a_tok += da / (a1 - a0);
         a->a_pos += da > 0;
+        a->d_sum += dd;
+        a->d_pos += dd > 0;
     }
 }
 
@@ -556,7 +573,33 @@ typedef struct opd_reply {
     int n, a0, a1;
     float *s, *q[N_SRC];
     int has_q[N_SRC];
+    unsigned char *dmask; /* the decision tokens (learner_decision_mask) */
 } opd_reply;
+
+/* --tokens: one line per taken reply and skill, every token as text{q - s} (2 decimals;
+ * the token's bytes as the tokenizer decodes it alone, newlines shown as \n). */
+static int dump_tokens(opd_ctx *C, const opd_episode *ep, int k, int cls, const char *src,
+                       const opd_reply *r, const float *q, char *err, size_t errlen) {
+    seed_sbuf b = {0};
+    int rc = 0;
+    fprintf(C->tokens, "task %llu step %d %s %s %s:", (unsigned long long)ep->task, k + 1,
+            ep->won ? "won" : "lost", cls_name[cls], src);
+    for (int j = 0; j < r->n && !rc; j++) {
+        seed_sbuf_clear(&b);
+        rc = tok_decode(C->tk, &r->ids[j], 1, 0, &b, err, errlen);
+        fputc(' ', C->tokens);
+        for (size_t c = 0; !rc && c < b.n; c++)
+            if (b.p[c] == '\n')
+                fputs("\\n", C->tokens);
+            else
+                fputc(b.p[c], C->tokens);
+        if (!rc) fprintf(C->tokens, "{%+.2f}", (double)(q[j] - r->s[j]));
+    }
+    fputc('\n', C->tokens);
+    seed_sbuf_free(&b);
+    if (!rc && ferror(C->tokens)) rc = seed_errf(err, errlen, "--tokens: write failed");
+    return rc;
+}
 
 /* Score the steps of one skill-free episode of the policy with and without its skills
  * (oracle, and self when given) and add them to st. */
@@ -590,8 +633,12 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
             /* a reply that does not fit the context even without a skill is not scored */
             if (r->n == 0 || s->plen == 0 || s->plen + r->n - 1 > C->max_seq) continue;
             rc = action_span(C, r->ids, r->n, &r->a0, &r->a1, err, errlen);
-            if (!rc && !(r->s = calloc((size_t)r->n, sizeof(float))))
+            if (!rc && (!(r->s = calloc((size_t)r->n, sizeof(float))) ||
+                        !(r->dmask = malloc((size_t)r->n))))
                 rc = seed_errf(err, errlen, "out of memory");
+            if (!rc)
+                rc = learner_decision_mask(C->tk, C->ws, r->ids, r->n, r->a0, r->a1, r->dmask, err,
+                                           errlen);
             if (rc) break;
             pairs[np++] = (analyzer_score_pair){s->prompt, s->plen, r->ids, r->n, r->s};
             for (int src = 0; src < N_SRC && !rc; src++) {
@@ -640,12 +687,17 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
         for (int w = 0; w < N_WHO; w++) {
             const opd_reply *r = &rep[k * N_WHO + w];
             for (int src = 0; src < N_SRC && r->s; src++)
-                if (r->has_q[src])
-                    acc_add(&st->acc[src][w][o][cls], r->s, r->q[src], r->n, r->a0, r->a1);
+                if (r->has_q[src]) {
+                    acc_add(&st->acc[src][w][o][cls], r->s, r->q[src], r->n, r->a0, r->a1,
+                            r->dmask);
+                    if (C->tokens && w == WHO_TAKEN && !rc)
+                        rc = dump_tokens(C, ep, k, cls, src_name[src], r, r->q[src], err, errlen);
+                }
         }
     }
     for (int i = 0; rep && i < n * N_WHO; i++) {
         free(rep[i].s);
+        free(rep[i].dmask);
         for (int src = 0; src < N_SRC; src++) free(rep[i].q[src]);
     }
     for (int i = 0; qp && i < nq; i++) free(qp[i]);
@@ -708,6 +760,8 @@ static cJSON *acc_json(const opd_acc *a, const char *src, const char *who, const
     cJSON_AddNumberToObject(o, "action_mean", safe_div(a->a_sum, (double)a->a_n));
     cJSON_AddNumberToObject(o, "action_mean_per_token", safe_div(a->a_tok, (double)a->a_n));
     cJSON_AddNumberToObject(o, "action_frac_pos", safe_div((double)a->a_pos, (double)a->a_n));
+    cJSON_AddNumberToObject(o, "decision_mean", safe_div(a->d_sum, (double)a->a_n));
+    cJSON_AddNumberToObject(o, "decision_frac_pos", safe_div((double)a->d_pos, (double)a->a_n));
     return o;
 }
 
@@ -738,23 +792,26 @@ static void print_report(const opd_ctx *C, const opd_success succ[N_COND],
            total, st->steps[CLS_EXPERT], st->steps[CLS_OTHER], st->steps[CLS_INVALID],
            st->steps[CLS_NO_EXPERT]);
     printf("  reply: sum of q - s over the reply's tokens; action: over the tokens inside "
-           "<action></action>; /tok: per-token mean; >0: fraction of steps with a positive "
-           "sum\n");
+           "<action></action>; decision: over the action's tokens and the think text's that "
+           "spell it (opd_tokens decision); /tok: per-token mean; >0: fraction of steps with a "
+           "positive sum\n");
     printf("  tokens taken: the policy's reply; tokens expert: the expert's reply at that state "
            "(teacher-forced)\n");
-    printf("  %-6s %-6s %-5s %-9s %6s %9s %9s %6s %9s %9s %6s\n", "skill", "tokens", "ep", "step",
-           "steps", "reply", "/tok", ">0", "action", "/tok", ">0");
+    printf("  %-6s %-6s %-5s %-9s %6s %9s %9s %6s %9s %9s %6s %9s %6s\n", "skill", "tokens", "ep",
+           "step", "steps", "reply", "/tok", ">0", "action", "/tok", ">0", "decision", ">0");
     for (int src = 0; src < n_src; src++)
         for (int w = 0; w < N_WHO; w++)
             for (int o = 0; o < 2; o++)
                 for (int c = 0; c < N_CLS; c++) {
                     const opd_acc *x = &st->acc[src][w][o][c];
                     if (!x->n) continue;
-                    printf("  %-6s %-6s %-5s %-9s %6ld %9.3f %9.4f %6.2f %9.3f %9.4f %6.2f\n",
+                    printf("  %-6s %-6s %-5s %-9s %6ld %9.3f %9.4f %6.2f %9.3f %9.4f %6.2f "
+                           "%9.3f %6.2f\n",
                            src_name[src], who_name[w], out_name[o], cls_name[c], x->n,
                            safe_div(x->sum, x->n), safe_div(x->tok, x->n), safe_div(x->pos, x->n),
                            safe_div(x->a_sum, x->a_n), safe_div(x->a_tok, x->a_n),
-                           safe_div(x->a_pos, x->a_n));
+                           safe_div(x->a_pos, x->a_n), safe_div(x->d_sum, x->a_n),
+                           safe_div(x->d_pos, x->a_n));
                 }
     if (st->oracle_failed)
         printf("  %ld oracle skill(s) could not be written (used as no skill)\n",
@@ -854,6 +911,8 @@ static int setup(opd_ctx *C, char *err, size_t errlen) {
     C->logits = malloc(sizeof(float) * (size_t)C->n_slots * (size_t)C->vocab);
     C->scratch = malloc(sizeof(float) * (size_t)C->vocab * 2);
     if (!C->logits || !C->scratch) return seed_errf(err, errlen, "out of memory");
+    if (C->a.tokens_path && !(C->tokens = fopen(C->a.tokens_path, "w")))
+        return seed_errf(err, errlen, "--tokens %s: %s", C->a.tokens_path, strerror(errno));
     return 0;
 }
 
@@ -865,6 +924,7 @@ static void teardown(opd_ctx *C) {
     tok_free(C->tk);
     free(C->logits);
     free(C->scratch);
+    if (C->tokens) fclose(C->tokens);
 }
 
 int main(int argc, char **argv) {

@@ -81,6 +81,7 @@ int main(int argc, char **argv) {
                           a[6],
                           argc > 4 ? atoi(argv[3]) : 0,
                           argc > 4 ? atoi(argv[4]) : 0,
+                          NULL,
                           argc > 5 ? (float)atof(argv[5]) : 0.0f};
     float *dl = xmalloc(sizeof(float) * (size_t)n), *de = xmalloc(sizeof(float) * (size_t)n);
     learner_loss_out out = {0};

@@ -7,10 +7,14 @@
 - A small random Qwen2 as the policy writes no valid action: every step is invalid, nothing
   is won, and q - s is still measured (a skill in the prompt changes a random model's
   log-probs) for the oracle's and the self-written skill.
+- --tokens writes one line per taken reply and skill, every token with its q - s; the
+  decision column (the action's tokens and the think text's that spell it) is there, and
+  with the expert as the policy it is the same for its replies and the teacher-forced ones.
 - The table names both parts; bad arguments are refused with a sentence naming them.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +49,7 @@ def check_structure(r, tasks):
         assert row["skill"] in q["skills"] and row["tokens"] in ("taken", "expert"), row
         assert row["outcome"] in ("won", "lost") and row["steps"] > 0, row
         assert 0 <= row["frac_pos"] <= 1 and 0 <= row["action_frac_pos"] <= 1, row
+        assert 0 <= row["decision_frac_pos"] <= 1 and "decision_mean" in row, row
     return q
 
 
@@ -62,8 +67,9 @@ with tempfile.TemporaryDirectory() as d:
 
     # 1. the expert as the policy: every step expert-matching, every task won
     for env, n, extra in (("sokoban", 2, []), ("household", 1, ["--no-self-skill"])):
+        tokens = os.path.join(d, "tokens-%s.txt" % env)
         r = report(d, "--env", env, "--tasks", str(n), "--batch", "2", "--policy", "expert",
-                   *extra, *SMALL)
+                   "--tokens", tokens, *extra, *SMALL)
         q = check_structure(r, n)
         assert r["policy"] == "expert", r
         st = q["steps"]
@@ -84,7 +90,17 @@ with tempfile.TemporaryDirectory() as d:
             # cache: equal up to fp32 summation order (a wrong pairing differs by far more)
             assert x["steps"] == y["steps"] and abs(x["mean"] - y["mean"]) < 1e-4, (x, y)
             assert x["action_steps"] == x["steps"], x  # every expert reply has an action
+            assert abs(x["decision_mean"] - y["decision_mean"]) < 1e-4, (x, y)
         assert any(abs(x["mean"]) > 0 for x in rows.values()), rows
+        # --tokens: a line per taken reply and skill, each token followed by {q - s}
+        with open(tokens) as f:
+            lines = f.read().splitlines()
+        taken = sum(x["steps"] for k, x in rows.items() if k[1] == "taken")
+        assert len(lines) == taken > 0, (len(lines), taken)
+        head = re.compile(r"^task \d+ step \d+ (won|lost) expert (oracle|self):"
+                          r"( .*?\{[+-]\d+\.\d\d\})+$")
+        for line in lines:
+            assert head.match(line), line
         print("expert policy, %s: %d steps, all expert-matching" % (env, st["total"]))
 
     # 2. a random model as the policy: no valid action, q - s still measured
