@@ -82,7 +82,7 @@ void learner_action_span(const tok *tk, const int32_t *ids, int n, int *lo, int 
  * coffeetable 2" before "go to coffeetable 2", "I push it right" before "right"). A think
  * text that commits to the action leaves the skill nothing to change on the action's
  * tokens; this is where q - s moves. ws: the caller's workspace. Returns 0, or -1 with a
- * sentence in err (out of memory, or a reply that does not decode). Without an action
+ * sentence in err (out of memory while re-encoding the action). Without an action
  * (lo == hi) no flag is set. */
 int learner_decision_mask(const tok *tk, tok_ws *ws, const int32_t *ids, int n, int lo, int hi,
                           unsigned char *mask, char *err, size_t errlen);

@@ -636,8 +636,11 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
             if (!rc && (!(r->s = calloc((size_t)r->n, sizeof(float))) ||
                         !(r->dmask = malloc((size_t)r->n))))
                 rc = seed_errf(err, errlen, "out of memory");
+            /* the decision tokens as the learner finds them (its span, not action_span's) */
+            int lo = 0, hi = 0;
+            if (!rc) learner_action_span(C->tk, r->ids, r->n, &lo, &hi);
             if (!rc)
-                rc = learner_decision_mask(C->tk, C->ws, r->ids, r->n, r->a0, r->a1, r->dmask, err,
+                rc = learner_decision_mask(C->tk, C->ws, r->ids, r->n, lo, hi, r->dmask, err,
                                            errlen);
             if (rc) break;
             pairs[np++] = (analyzer_score_pair){s->prompt, s->plen, r->ids, r->n, r->s};
