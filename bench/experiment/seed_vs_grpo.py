@@ -20,7 +20,9 @@ lr: a run stops at an env-step budget, not at job.total_steps, which the cosine 
 decays over.
 Results are appended to RUNS/results.jsonl as runs finish (a re-run skips what is done),
 then the report is written: the table of mean +- std over seeds per (env, mode, split),
-the paper's three claims tested on these numbers, and one PNG of curves per env
+the paper's three claims tested on these numbers (the first also paired by job seed: a
+seed's grpo and seed runs share its pool and the unseen tasks, so the per-seed difference
+gets a 95% t interval), and one PNG of curves per env
 (`seedctl plot`) beside the report. The report replaces only its own section of --out
 (between the seed_vs_grpo markers of its --envs), so the file's other measurements and
 the experiments on other envs stay.
@@ -256,6 +258,30 @@ def verdict(sm, ss, gm, gs):
     return "no clear difference"
 
 
+# two-sided 95% quantiles of Student's t, by degrees of freedom (1..10; 1.96 beyond)
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
+
+
+def paired(g, s, split, label="seed"):
+    """seed against grpo run by run of the same job seed: both trained on the same pool
+    and are evaluated on the same unseen tasks, so their difference leaves out how much
+    the seeds' pools differ. Returns the clause for the claim line."""
+    gs = {r["seed"]: r[split]["success"] for r in g}
+    ds = [r[split]["success"] - gs[r["seed"]] for r in sorted(s, key=lambda r: r["seed"])
+          if r["seed"] in gs]
+    if len(ds) < 2:
+        return "paired by seed: %d pair(s), too few" % len(ds)
+    m, sd = mean_std(ds)
+    half = (T95[len(ds) - 2] if len(ds) - 1 <= len(T95) else 1.96) * sd / math.sqrt(len(ds))
+    up = sum(1 for d in ds if d > 1e-9)
+    down = sum(1 for d in ds if d < -1e-9)
+    word = ("%s higher" % label if m - half > 0 else "grpo higher" if m + half < 0 else
+            "no clear difference")
+    return ("paired by seed over %d seeds: difference %+.3f, 95%% interval [%+.3f, %+.3f], "
+            "higher on %d, lower on %d, equal on %d: %s" % (
+                len(ds), m, m - half, m + half, up, down, len(ds) - up - down, word))
+
+
 def report(a, results):
     first = first_split(a)
     what = ("its training pool (the %d levels of the train split its job seed names: "
@@ -319,8 +345,8 @@ def report(a, results):
         for split in (first, "unseen"):
             gm, gs = mean_std([r[split]["success"] for r in g])
             sm, ss = mean_std([r[split]["success"] for r in s])
-            parts.append("%s success %.3f ± %.3f vs %.3f ± %.3f (%s)" % (
-                split, sm, ss, gm, gs, verdict(sm, ss, gm, gs)))
+            parts.append("%s success %.3f ± %.3f vs %.3f ± %.3f (%s; %s)" % (
+                split, sm, ss, gm, gs, verdict(sm, ss, gm, gs), paired(g, s, split, label)))
         lines.append("- **%s, %s beats grpo at equal env steps:** %s." % (env, label,
                                                                          "; ".join(parts)))
         if not any(r["curve"] for r in s):

@@ -6,6 +6,9 @@ pool). A pool where grpo ended at or below the start has nothing to reach; befor
 test such a seed counted as "reached" at the run's first evaluation (grpo's mean over
 seeds against one seed's pool, which started above it).
 
+The first claim is also tested paired by job seed (paired): the difference seed - grpo per
+seed, its 95% t interval and the count of seeds higher, lower and equal.
+
 usage: test_claims.py BENCH_EXPERIMENT_DIR
 """
 import importlib.util
@@ -63,6 +66,27 @@ def main():
     # a seed with no grpo run of its own is left out
     out = m.reach_claim(grpo[:1], seed[1:2], start, "pool", 1000)
     check(out == "not testable: grpo gained on no seed's pool", out)
+
+    # paired by seed: seed 2's grpo run is missing, so 2 pairs of 3 seed runs count
+    g2 = [row("grpo", 0, 0.25), row("grpo", 1, 0.5)]
+    s3 = [row("seed", 0, 0.5), row("seed", 1, 0.625), row("seed", 2, 0.0)]
+    out = m.paired(g2, s3, "pool", "seed-x")
+    # differences +0.25, +0.125: mean 0.1875, sd 0.0884, t(1) 12.706 -> half 0.794
+    check(out.startswith("paired by seed over 2 seeds: difference +0.188, 95% interval "
+                         "[-0.607, +0.982], higher on 2, lower on 0, equal on 0: no clear "
+                         "difference"), out)
+    # six seeds all ahead by about 0.1: the interval leaves out 0
+    g6 = [row("grpo", k, 0.25) for k in range(6)]
+    s6 = [row("seed", k, 0.25 + 0.1 + 0.01 * k) for k in range(6)]
+    out = m.paired(g6, s6, "pool", "seed-x")
+    check(out.endswith("higher on 6, lower on 0, equal on 0: seed-x higher"), out)
+    out = m.paired(s6, g6, "pool", "seed-x")  # the other way round
+    check(out.endswith("higher on 0, lower on 6, equal on 0: grpo higher"), out)
+    # a tie is counted as equal, and one pair is too few for an interval
+    out = m.paired(g6[:1], [row("seed", 0, 0.25)], "pool")
+    check(out == "paired by seed: 1 pair(s), too few", out)
+    out = m.paired(g6[:3], [row("seed", k, 0.25 + 0.125 * (k - 1)) for k in range(3)], "pool")
+    check("higher on 1, lower on 1, equal on 1: no clear difference" in out, out)
 
     for f in fails:
         print("FAIL:", f)
