@@ -266,9 +266,9 @@ def paired(g, s, split, label="seed"):
     """seed against grpo run by run of the same job seed: both trained on the same pool
     and are evaluated on the same unseen tasks, so their difference leaves out how much
     the seeds' pools differ. Returns the clause for the claim line."""
-    gs = {r["seed"]: r[split]["success"] for r in g}
-    ds = [r[split]["success"] - gs[r["seed"]] for r in sorted(s, key=lambda r: r["seed"])
-          if r["seed"] in gs]
+    grpo_of = {r["seed"]: r[split]["success"] for r in g}
+    ds = [r[split]["success"] - grpo_of[r["seed"]] for r in sorted(s, key=lambda r: r["seed"])
+          if r["seed"] in grpo_of]
     if len(ds) < 2:
         return "paired by seed: %d pair(s), too few" % len(ds)
     m, sd = mean_std(ds)
