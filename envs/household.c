@@ -6,7 +6,11 @@
  * otherwise; the episode ends after max_steps steps. A NULL action (the policy gave no
  * parsable action) costs a step and answers "Nothing happens.". Stepping after the end
  * is an error. Config keys: max_steps (default 50), families ("all" or a comma list of
- * ALFWorld task types or their short aliases pick, look, clean, heat, cool, pick_two).
+ * ALFWorld task types or their short aliases pick, look, clean, heat, cool, pick_two),
+ * skill_facts (what the hindsight oracle may name: "all", the default, reads the level's
+ * privileged state, e.g. where an object the agent never saw was; "observed" names only
+ * places the episode's observations showed, so its skill is one an analyzer reading the
+ * trajectory could write).
  * Reset and step allocate nothing: texts live in buffers inside the env. The expert
  * (what stage 0 imitates) is the searching one: every command it gives follows from what
  * the agent's prompt shows (env_household_search_action). */
@@ -22,6 +26,7 @@ typedef struct hh_env {
     env base;
     hh_tables tab;
     unsigned family_mask;
+    int skill_observed; /* skill_facts: observed */
     int steps, done, won;
     hh_level lv;
     hh_event last_ev; /* what the last step's command meant (read by the trace) */
@@ -32,9 +37,10 @@ typedef struct hh_env {
 } hh_env;
 
 int env_household_config(const env_kv *kv, int n_kv, int *max_steps, unsigned *family_mask,
-                         char *err, size_t errlen) {
+                         int *skill_observed, char *err, size_t errlen) {
     *max_steps = 50;
     *family_mask = (1u << HF_COUNT) - 1;
+    *skill_observed = 0;
     for (int i = 0; i < n_kv; i++) {
         const char *k = kv[i].key, *v = kv[i].value ? kv[i].value : "";
         if (!k) return seed_errf(err, errlen, "household: config entry %d has no key", i);
@@ -85,9 +91,15 @@ int env_household_config(const env_kv *kv, int n_kv, int *max_steps, unsigned *f
                 p = q + 1;
             }
             *family_mask = mask;
+        } else if (strcmp(k, "skill_facts") == 0) {
+            if (strcmp(v, "all") != 0 && strcmp(v, "observed") != 0)
+                return seed_errf(err, errlen,
+                                 "household: skill_facts must be all or observed, got '%s'", v);
+            *skill_observed = strcmp(v, "observed") == 0;
         } else {
             return seed_errf(err, errlen,
-                             "household: unknown config key '%s' (expected max_steps, families)",
+                             "household: unknown config key '%s' (expected max_steps, families, "
+                             "skill_facts)",
                              k);
         }
     }
@@ -95,14 +107,15 @@ int env_household_config(const env_kv *kv, int n_kv, int *max_steps, unsigned *f
 }
 
 static int hh_create(env **out, const env_kv *kv, int n_kv, char *err, size_t errlen) {
-    int max_steps;
+    int max_steps, observed;
     unsigned mask;
-    if (env_household_config(kv, n_kv, &max_steps, &mask, err, errlen)) return -1;
+    if (env_household_config(kv, n_kv, &max_steps, &mask, &observed, err, errlen)) return -1;
     hh_env *e = calloc(1, sizeof *e);
     if (!e) return seed_errf(err, errlen, "household: out of memory");
     e->base.vt = &env_household_vtable;
     e->base.max_steps = max_steps;
     e->family_mask = mask;
+    e->skill_observed = observed;
     e->done = 1; /* no episode until reset */
     env_household_tables_init(&e->tab);
     *out = &e->base;
@@ -200,6 +213,10 @@ hh_level *env_household_level(env *base) {
 
 const hh_tables *env_household_tables(const env *base) {
     return &((const hh_env *)base)->tab;
+}
+
+int env_household_skill_observed(const env *base) {
+    return ((const hh_env *)base)->skill_observed;
 }
 
 static void hh_trace_record(env *base, void *state) {

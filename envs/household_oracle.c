@@ -12,6 +12,11 @@
  *           episode (action i is step i + 1).
  * Three parts: fact collection (hh_collect: what the trace shows), the success summary
  * (hh_success) and one diagnosis per failure family (hh_failures, first match wins).
+ * With the env's skill_facts: observed, a skill names where an object is only when the
+ * episode's observations showed it (F->observed, known()): a goal object the agent never
+ * found is not located; the skill names instead the receptacles where such objects are
+ * kept that the episode never went to. Every level's receptacles are in its first
+ * observation, so that skill is one an analyzer reading the trajectory could write.
  * Deterministic: the same inputs give the same bytes. */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +29,7 @@ typedef struct hh_facts {
     const env_trace *tr;
     const hh_tables *tab;
     const hh_level *init, *lv; /* the level at the reset and at the end */
-    int n, won, max_steps, unseen;
+    int n, won, max_steps, unseen, observed;
     int X, kind;                             /* goal object type; HA_HEAT/COOL/CLEAN or 0 */
     const char *Xn, *Rn;                     /* their names ("" for no receptacle) */
     char Xs[48], Xcap[48];                   /* "mugs", "Mugs" */
@@ -84,15 +89,19 @@ static int first_recep(const hh_level *lv, int rtype) {
     return -1;
 }
 
+/* Is receptacle type r where objects of type X are kept in this level's split (and not
+ * the task's goal receptacle)? */
+static int is_host(const hh_tables *tab, const hh_level *init, int X, int unseen, int r) {
+    return tab->allowed[X][r] && tab->pair_unseen[X][r] == unseen && r != init->goal_recep;
+}
+
 /* Where objects of type X may sit in this level: "in cabinets, on countertops and in
  * the coffeemachine". Returns the number of host types. */
 static int hosts_phrase(const hh_tables *tab, const hh_level *init, int X, int unseen,
                         env_skill *b) {
     int types[HR_COUNT], n = 0;
     for (int r = 0; r < HR_COUNT; r++)
-        if (tab->allowed[X][r] && tab->pair_unseen[X][r] == unseen && count_type(init, r) > 0 &&
-            r != init->goal_recep)
-            types[n++] = r;
+        if (is_host(tab, init, X, unseen, r) && count_type(init, r) > 0) types[n++] = r;
     for (int i = 0; i < n; i++) {
         char pl[48];
         int c = count_type(init, types[i]);
@@ -174,6 +183,7 @@ static void hh_collect(const env_trace *tr, hh_facts *F) {
     F->won = tr->won;
     F->max_steps = tr->e->max_steps;
     F->unseen = tr->split == ENV_SPLIT_UNSEEN;
+    F->observed = env_household_skill_observed(tr->e);
     const hh_level *lv = F->lv;
     const int X = F->X = lv->goal_obj, kind = F->kind = env_household_needs_transform(lv);
     F->take_obj = F->seen_obj = F->raw_move_recep = F->wrong_place_recep = -1;
@@ -303,6 +313,29 @@ static void hh_success(const hh_facts *F, env_skill *b) {
 
 /* ---- one diagnosis per failure family (after "Failure: ") ---- */
 
+/* May the skill say where object o is? Always with skill_facts: all; with observed, only
+ * when the episode had it in sight. */
+static int known(const hh_facts *F, int o) {
+    return !F->observed || (o >= 0 && F->seen_step[o] > 0);
+}
+
+/* Did the episode go to receptacle r (a valid "go to")? */
+static int went_to(const hh_facts *F, int r) {
+    for (int i = 0; i < F->n; i++)
+        if (ev_of(F, i)->valid && ev_of(F, i)->kind == HA_GOTO && ev_of(F, i)->recep == r) return 1;
+    return 0;
+}
+
+/* The receptacles of this level where X is kept that the episode never went to, in the
+ * order of the first observation: up to `cap` of their indices. */
+static int unchecked_hosts(const hh_facts *F, int *out, int cap) {
+    int n = 0;
+    for (int r = 0; r < F->init->n_recep && n < cap; r++)
+        if (is_host(F->tab, F->init, F->X, F->unseen, F->init->recep[r].type) && !went_to(F, r))
+            out[n++] = r;
+    return n;
+}
+
 static int never_found_applies(const hh_facts *F) {
     return !F->first_take && !F->first_seen;
 }
@@ -326,23 +359,42 @@ static void never_found(const hh_facts *F, env_skill *b) {
             env_skill_put(b, "%s%s", k++ ? ", " : "the ", lv->recep[ev->recep].name);
             shown++;
         }
-        env_skill_put(b, "%s", nv > shown ? " and more," : "");
+        /* "..., and more, but the mug 1 was ..." (all) or a sentence of its own (observed) */
+        env_skill_put(b, "%s%s", nv > shown ? " and more" : "",
+                      F->observed  ? "."
+                      : nv > shown ? ","
+                                   : "");
     } else {
-        env_skill_put(b, " You never went to any receptacle,");
+        env_skill_put(b, " You never went to any receptacle%s", F->observed ? "." : ",");
     }
+    /* where to look instead: where the first X was (all), or the first place where Xs are
+     * kept that the episode never went to (observed) */
     const char *x_at = F->first_x >= 0 ? init->recep[init->obj[F->first_x].loc].name : "";
-    if (F->first_x >= 0)
+    int unchecked[4], n_un = 0;
+    if (F->observed) {
+        n_un = unchecked_hosts(F, unchecked, 4);
+        x_at = n_un > 0 ? init->recep[unchecked[0]].name : "";
+        env_skill_put(b, " %s in this house are kept ", F->Xcap);
+    } else if (F->first_x >= 0) {
         env_skill_put(b, " but the %s was %s the %s. %s in this house are kept ",
                       init->obj[F->first_x].name, prep(init->recep[init->obj[F->first_x].loc].type),
                       x_at, F->Xcap);
+    }
     hosts_phrase(F->tab, init, F->X, F->unseen, b);
     env_skill_put(b, "; check those first, and open closed receptacles to see inside.");
+    for (int k = 0; k < n_un; k++)
+        env_skill_put(b, "%s%s",
+                      k == 0          ? " You never went to the "
+                      : k == n_un - 1 ? " or the "
+                                      : ", the ",
+                      init->recep[unchecked[k]].name);
+    if (n_un > 0) env_skill_put(b, ".");
     /* step lines: searches where X never is, closed places left unopened */
     for (int i = 0; i < F->n; i++) {
         const hh_event *ev = ev_of(F, i);
         if (!ev->valid || ev->kind != HA_GOTO) continue;
         int rt = lv->recep[ev->recep].type, step = i + 1;
-        if (!F->tab->allowed[F->X][rt] && F->first_x >= 0)
+        if (!F->tab->allowed[F->X][rt] && x_at[0])
             env_skill_step(b, step, "do not search the %s for a %s; go to the %s instead.",
                            lv->recep[ev->recep].name, F->Xn, x_at);
         else if (env_household_recep_openable(rt) &&
@@ -378,7 +430,9 @@ static void lamp_unused(const hh_facts *F, env_skill *b) {
     const hh_level *lv = F->lv;
     const char *Xn = F->Xn;
     const char *ln = F->lamp >= 0 ? lv->obj[F->lamp].name : "lamp";
-    const char *host = F->lamp >= 0 ? lv->recep[lv->obj[F->lamp].loc].name : "lamp";
+    /* the lamp's receptacle, or the lamp itself where the episode never saw it */
+    const char *host =
+        F->lamp >= 0 && known(F, F->lamp) ? lv->recep[lv->obj[F->lamp].loc].name : ln;
     if (!F->lamp_use_step)
         env_skill_put(b,
                       "you took the %s but never turned on the %s. Carry the %s to the %s, "
@@ -475,7 +529,7 @@ static void one_of_two(const hh_facts *F, env_skill *b) {
     const hh_level *lv = F->lv;
     env_skill_put(b, "you put only one %s %s a %s. Find a second %s", F->Xn, prep(lv->goal_recep),
                   F->Rn, F->Xn);
-    if (F->other_x >= 0)
+    if (F->other_x >= 0 && known(F, F->other_x))
         env_skill_put(b, " (the %s is %s the %s)", lv->obj[F->other_x].name,
                       prep(lv->recep[lv->obj[F->other_x].loc].type),
                       lv->recep[lv->obj[F->other_x].loc].name);

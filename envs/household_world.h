@@ -253,9 +253,10 @@ int env_household_omniscient_action(const hh_level *lv, char *buf, size_t n);
 int env_household_needs_transform(const hh_level *lv); /* HA_HEAT/HA_COOL/HA_CLEAN or 0 */
 int env_household_obj_done(const hh_level *lv, int o); /* has the property the task asks */
 
-/* Config parsing shared by create and the oracle (keys: max_steps, families). */
+/* Config parsing shared by create and the oracle (keys: max_steps, families,
+ * skill_facts). */
 int env_household_config(const env_kv *kv, int n_kv, int *max_steps, unsigned *family_mask,
-                         char *err, size_t errlen);
+                         int *skill_observed, char *err, size_t errlen);
 /* What the shared replay keeps after each step (env_vtable.trace_record): the level and
  * what the step's command meant (after the reset: HA_UNKNOWN, invalid). */
 typedef struct hh_trace_rec {
@@ -266,6 +267,9 @@ typedef struct hh_trace_rec {
 int env_household_oracle(const env_trace *tr, env_skill *sk, char *err, size_t errlen);
 /* The fixed tables of a household env. */
 const hh_tables *env_household_tables(const env *e);
+/* 1 when the env was configured skill_facts: observed (the oracle names only what the
+ * episode saw), 0 for all. */
+int env_household_skill_observed(const env *e);
 extern const env_vtable env_household_vtable;
 /* The live level of a household env (privileged state, for tests and tools). */
 hh_level *env_household_level(env *e);

@@ -880,6 +880,7 @@ static void test_config(void) {
                {"families", "pick,boil", "boil"},
                {"families", "", "families"},
                {"families", "heat,,cool", "families"},
+               {"skill_facts", "hidden", "skill_facts"},
                {"room_size", "6", "room_size"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         env_kv kv = {bad[i].k, bad[i].v};
@@ -1092,6 +1093,79 @@ static int parse_split(const char *s, env_split *out) {
     return 0;
 }
 
+/* skill_facts: a failure where the goal object was never in sight. With "all" the skill
+ * says where it was (privileged state); with "observed" it names no place the episode did
+ * not see: it names the unvisited receptacles where such objects are kept instead, and
+ * its step lines send the agent to one of those. The agent walks the receptacles in the
+ * order of the first observation and stops before the one that would show a goal object. */
+static void test_skill_facts(int n_seeds) {
+    int n_tested = 0, n_named = 0;
+    for (int seed = 0; seed < n_seeds; seed++) {
+        env_split split = SPLITS[seed % 3];
+        env *e = make("pick", NULL);
+        env_obs o;
+        char err[SEED_ERRLEN];
+        CHECK(VT->reset(e, (uint64_t)seed, split, &o, err, sizeof err) == 0, "%s", err);
+        const hh_level *lv = level_of(e);
+        const char *xname = env_household_obj_name(lv->goal_obj);
+        static char store[8][128];
+        const char *acts[8];
+        int n = 0, visited[HH_MAX_RECEP] = {0};
+        for (int r = 0; r < lv->n_recep && n < 8; r++) {
+            int hides = 0; /* does it hold a goal object */
+            for (int i = 0; i < lv->n_obj; i++)
+                hides |= lv->obj[i].type == lv->goal_obj && lv->obj[i].loc == r;
+            if (hides) continue;
+            snprintf(store[n], sizeof store[n], "go to %s", lv->recep[r].name);
+            acts[n] = store[n];
+            n++;
+            visited[r] = 1;
+        }
+        char sk_all[4096], sk_obs[4096];
+        env_kv kv_all[2] = {{"families", "pick"}, {"skill_facts", "all"}};
+        env_kv kv_obs[2] = {{"families", "pick"}, {"skill_facts", "observed"}};
+        CHECK(env_hindsight("household", kv_all, 2, (uint64_t)seed, split, acts, n, sk_all,
+                            sizeof sk_all, err, sizeof err) == 0,
+              "%s", err);
+        CHECK(env_hindsight("household", kv_obs, 2, (uint64_t)seed, split, acts, n, sk_obs,
+                            sizeof sk_obs, err, sizeof err) == 0,
+              "%s", err);
+        if (strncmp(sk_all, "Failure: you never found", 24) != 0) {
+            VT->destroy(e);
+            continue;
+        }
+        n_tested++;
+        char was[96];
+        snprintf(was, sizeof was, "but the %s ", xname);
+        CHECK(strstr(sk_all, was) && strstr(sk_all, " was "),
+              "skill_facts all does not locate the %s:\n%s", xname, sk_all);
+        CHECK(strncmp(sk_obs, "Failure: you never found", 24) == 0 && !strstr(sk_obs, " was "),
+              "skill_facts observed locates an object it never saw:\n%s", sk_obs);
+        /* every receptacle it names in "You never went to ..." is one it never went to */
+        const char *nv = strstr(sk_obs, " You never went to ");
+        if (nv) {
+            n_named++;
+            const char *end = strchr(nv + 1, '.');
+            for (int r = 0; r < lv->n_recep; r++) {
+                const char *hit = strstr(nv, lv->recep[r].name);
+                size_t L = strlen(lv->recep[r].name);
+                if (hit && hit < end && !(hit[L] >= '0' && hit[L] <= '9'))
+                    CHECK(!visited[r], "observed skill names %s, which the episode went to:\n%s",
+                          lv->recep[r].name, sk_obs);
+            }
+        }
+        if (seed < 2) printf("skill_facts all:\n%s\nskill_facts observed:\n%s\n", sk_all, sk_obs);
+        VT->destroy(e);
+    }
+    CHECK(n_tested >= n_seeds / 2, "only %d/%d walks ended never finding the object", n_tested,
+          n_seeds);
+    CHECK(n_named >= n_tested / 2, "only %d/%d observed skills name an unvisited receptacle",
+          n_named, n_tested);
+    printf("skill_facts: %d never-found failures; observed names no unseen place and %d name "
+           "the receptacles left unvisited\n",
+           n_tested, n_named);
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "all";
     env_split split;
@@ -1113,6 +1187,7 @@ int main(int argc, char **argv) {
     if (all || strcmp(what, "reason") == 0) test_reason(300);
     if (all || strcmp(what, "informed") == 0) test_informed(200);
     if (all || strcmp(what, "hindsight") == 0) test_hindsight(200);
+    if (all || strcmp(what, "skill_facts") == 0) test_skill_facts(60);
     printf("ok\n");
     return 0;
 }
