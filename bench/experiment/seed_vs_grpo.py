@@ -9,12 +9,17 @@ For every (env, mode, seed) it launches the job with `seedctl launch` (all roles
 machine) from the agent at MODEL_DIR (no warm start: stage0_steps=stage1_steps=0), stops
 it at job.max_env_steps, then evaluates the final checkpoint with `seedctl eval` (greedy,
 no skill in the prompt: what a policy does at inference) on its training pool and on the
-unseen split. With --pool K (the default job's 8) every run trains on a fixed pool of K
-levels (envs.0.tasks), the K tasks of the train split named by its job seed, so a seed is
-also a pool; "pool" success is `seedctl eval --split train --seed SEED --episodes K`, the
-same levels it trained on. With --pool 0 every group is a fresh level and the first
-column is the seen split instead. Periodic evaluation during training (eval.every: the
-pool and eval.episodes unseen levels) gives success against env steps.
+seen and unseen splits. With --pool K (the default job's 8) every run trains on a fixed
+pool of K levels (envs.0.tasks), the K tasks of the train split named by its job seed, so
+a seed is also a pool; "pool" success is `seedctl eval --split train --seed SEED
+--episodes K`, the same levels it trained on; "seen" is new levels of the training
+distribution and "unseen" new layouts (on household also object-receptacle pairs that
+training never placed), --eval-episodes of each, the same tasks for every run. With
+--pool 0 every group is a fresh level and there is no pool column. Periodic evaluation
+during training (eval.every: the pool and eval.episodes unseen levels) gives success
+against env steps. Rows of a --runs dir written before a split was evaluated (the seen
+split of a pooled run, before December 7) get it on the next run that is not
+--report-only, from the run's final checkpoint.
 The sampling temperature and lr are the default job's (T 0.7, lr 1e-4), with a constant
 lr: a run stops at an env-step budget, not at job.total_steps, which the cosine schedule
 decays over.
@@ -131,24 +136,68 @@ def first_split(a):
     return "pool" if a.pool > 0 else "seen"
 
 
-def evaluate(a, model_dir, env, seed, extra=()):
-    """seedctl eval of model_dir on the run's pool (or the seen split) and the unseen split:
-    {split: its JSON}. The pool is the K train tasks of the job seed, the levels it trained
-    on; the unseen tasks are the same for every run (eval seed 0)."""
+def splits(a):
+    """Every evaluation a run gets, in the table's order. With a pool: the pool (the levels
+    it trained on), the seen split (new levels of the training distribution: the rooms,
+    layouts and object-receptacle pairs of the train split) and the unseen split (new
+    layouts and, on household, pairs never placed in training). Without one: seen, unseen."""
+    return ["pool", "seen", "unseen"] if a.pool > 0 else ["seen", "unseen"]
+
+
+def evaluate(a, model_dir, env, seed, overrides, names=None):
+    """seedctl eval of model_dir, greedy and without a skill, on each split of splits(a)
+    (or those of `names`): {split: its JSON}. The pool is the K train tasks of the job
+    seed, the levels it trained on; the seen and unseen tasks are the same for every run
+    (eval seed 0). `overrides` are the run's job overrides, all of them."""
     res = {}
-    sets = [("unseen", "unseen", 0, a.eval_episodes)]
-    if a.pool > 0:
-        sets.insert(0, ("pool", "train", seed, a.pool))
-    else:
-        sets.insert(0, ("seen", "seen", 0, a.eval_episodes))
-    for name, split, eval_seed, n in sets:
+    sets = {"pool": ("train", seed, a.pool), "seen": ("seen", 0, a.eval_episodes),
+            "unseen": ("unseen", 0, a.eval_episodes)}
+    for name in splits(a) if names is None else names:
+        split, eval_seed, n = sets[name]
         out = subprocess.run([os.path.join(a.build, "bin", "seedctl"), "eval", model_dir,
                               "--env", env, "--split", split, "--seed", str(eval_seed),
-                              "--episodes", str(n), "--json", "envs=" + env] + a.overrides +
-                             a.env_extra[env] + list(extra),
+                              "--episodes", str(n), "--json", "envs=" + env] + list(overrides),
                              check=True, capture_output=True, text=True).stdout
         res[name] = json.loads(out)
     return res
+
+
+def final_checkpoint(run_dir):
+    latest = os.path.join(run_dir, "ckpt", "latest")
+    if not os.path.exists(latest):
+        raise RuntimeError("%s: no final checkpoint (%s is missing)" % (run_dir, latest))
+    return os.path.join(run_dir, "ckpt", open(latest).read().strip())
+
+
+def successes(a, r):
+    return " ".join("%s %.3f" % (x, r[x]["success"]) for x in splits(a))
+
+
+def backfill(a, results, done_path):
+    """Rows written before a split was evaluated (the seen split of a pooled experiment,
+    added December 7) get it now, from the run's final checkpoint (the agent for a start
+    row) with the overrides the row records; results.jsonl is rewritten after each row, so
+    a stopped backfill keeps what it did."""
+    for r in results:
+        if r["env"] not in a.env_extra or r["mode"] not in ["start"] + a.labels:
+            continue
+        missing = [x for x in splits(a) if x not in r]
+        if not missing:
+            continue
+        if "overrides" not in r:
+            raise RuntimeError("%s: the %s %s seed %d row records no overrides, so its %s "
+                               "evaluation cannot be made as its others were; use another "
+                               "--runs dir" % (done_path, r["env"], r["mode"], r["seed"],
+                                               ", ".join(missing)))
+        model = a.agent if r["mode"] == "start" else final_checkpoint(r["run_dir"])
+        r.update(evaluate(a, model, r["env"], r["seed"], r["overrides"], missing))
+        tmp = done_path + ".tmp"
+        with open(tmp, "w") as f:
+            for x in results:
+                f.write(json.dumps(x) + "\n")
+        os.replace(tmp, done_path)
+        print("%-10s %-14s seed %d: added %s" % (r["env"], r["mode"], r["seed"], ", ".join(
+            "%s %.3f" % (x, r[x]["success"]) for x in missing)), flush=True)
 
 
 def run_one(a, env, spec, seed, port):
@@ -174,13 +223,12 @@ def run_one(a, env, spec, seed, port):
     if p.returncode != 0:
         raise RuntimeError("%s: seedctl launch exited %d (see %s/launch.log)" %
                            (name, p.returncode, run_dir))
-    ckpt = os.path.join(run_dir, "ckpt", open(os.path.join(run_dir, "ckpt", "latest"))
-                        .read().strip())
+    ckpt = final_checkpoint(run_dir)
     res = {"env": env, "mode": label, "base_mode": mode,
            "overrides": a.overrides + a.env_extra[env] + extra, "seed": seed,
            "pool_size": a.pool, "run_dir": run_dir, "wall_s": wall, "budget": budget(a, env),
            "agent_sha256": a.agent_sha}
-    res.update(evaluate(a, ckpt, env, seed, extra))
+    res.update(evaluate(a, ckpt, env, seed, res["overrides"]))
     curve = []
     key = "eval_pool_success" if a.pool > 0 else "eval_success"
     for line in open(os.path.join(run_dir, "metrics.jsonl")):
@@ -203,7 +251,7 @@ def eval_start(a, env, seed):
     res = {"env": env, "mode": "start", "seed": seed, "pool_size": a.pool, "run_dir": None,
            "wall_s": 0.0, "curve": [], "overrides": a.overrides + a.env_extra[env],
            "agent_sha256": a.agent_sha}
-    res.update(evaluate(a, a.agent, env, seed))
+    res.update(evaluate(a, a.agent, env, seed, res["overrides"]))
     return res
 
 
@@ -282,11 +330,20 @@ def paired(g, s, split, label="seed"):
                 len(ds), m, m - half, m + half, up, down, len(ds) - up - down, word))
 
 
+def split_cell(rs, split):
+    xs = [r[split]["success"] for r in rs if split in r]
+    if not xs:
+        return "—"
+    m, s = mean_std(xs)
+    return "%.3f ± %.3f" % (m, s) + ("" if len(xs) == len(rs) else " (%d runs)" % len(xs))
+
+
 def report(a, results):
     first = first_split(a)
+    cols = splits(a)
     what = ("its training pool (the %d levels of the train split its job seed names: "
-            "`seedctl eval --split train --seed SEED --episodes %d`) and %d unseen tasks"
-            % (a.pool, a.pool, a.eval_episodes) if a.pool > 0 else
+            "`seedctl eval --split train --seed SEED --episodes %d`), %d seen and %d unseen "
+            "tasks" % (a.pool, a.pool, a.eval_episodes, a.eval_episodes) if a.pool > 0 else
             "%d seen and %d unseen tasks" % (a.eval_episodes, a.eval_episodes))
     per_env = []
     for env in a.envs:
@@ -304,9 +361,9 @@ def report(a, results):
                  " (each its own pool, so the start row is per seed too)" if a.pool else "",
                  "; ".join(per_env)),
              "",
-             "| env | mode | %s success | unseen success | runs | RL steps/run | env steps/run "
-             "| minutes/run |" % first,
-             "|---|---|---|---|---|---|---|---|"]
+             "| env | mode | %s | runs | RL steps/run | env steps/run | minutes/run |" %
+             " | ".join("%s success" % x for x in cols),
+             "|---|---|%s---|---|---|---|" % ("---|" * len(cols))]
     by = {}
     for r in results:
         by.setdefault((r["env"], r["mode"]), []).append(r)
@@ -315,24 +372,21 @@ def report(a, results):
             rs = by.get((env, mode), [])
             if not rs:
                 continue
-            cells = []
-            for split in (first, "unseen"):
-                m, s = mean_std([r[split]["success"] for r in rs])
-                cells.append("%.3f ± %.3f" % (m, s))
             wall = sum(r["wall_s"] for r in rs) / len(rs) / 60
             steps = sum(r.get("steps", 0) for r in rs) / len(rs)
             env_steps = sum(r.get("env_steps", 0) for r in rs) / len(rs)
-            lines.append("| %s | %s | %s | %s | %d | %.1f | %.0f | %.1f |" % (
-                env, mode if mode != "start" else "start (the agent, no RL)", cells[0],
-                cells[1], len(rs), steps, env_steps, wall))
-    lines += ["", "Per seed (%s success, start → each mode):" % first, ""]
+            lines.append("| %s | %s | %s | %d | %.1f | %.0f | %.1f |" % (
+                env, mode if mode != "start" else "start (the agent, no RL)",
+                " | ".join(split_cell(rs, x) for x in cols), len(rs), steps, env_steps, wall))
+    lines += ["", "Per seed (%s success, start → each mode):" % " / ".join(cols), ""]
     for env in a.envs:
         for seed in range(a.seeds):
             row = []
             for mode in ["start"] + a.labels:
                 r = [x for x in by.get((env, mode), []) if x["seed"] == seed]
                 if r:
-                    row.append("%s %.3f" % (mode, r[0][first]["success"]))
+                    row.append("%s %s" % (mode, " / ".join(
+                        "%.3f" % r[0][x]["success"] if x in r[0] else "—" for x in cols)))
             if row:
                 lines.append("- %s, seed %d: %s" % (env, seed, ", ".join(row)))
     lines += ["", "## The paper's claims on these numbers (%s)" % ", ".join(a.envs), ""]
@@ -342,11 +396,14 @@ def report(a, results):
         if not g or not s:
             continue
         parts = []
-        for split in (first, "unseen"):
-            gm, gs = mean_std([r[split]["success"] for r in g])
-            sm, ss = mean_std([r[split]["success"] for r in s])
+        for split in cols:
+            gx, sx = [r for r in g if split in r], [r for r in s if split in r]
+            if not gx or not sx:
+                continue
+            gm, gs = mean_std([r[split]["success"] for r in gx])
+            sm, ss = mean_std([r[split]["success"] for r in sx])
             parts.append("%s success %.3f ± %.3f vs %.3f ± %.3f (%s; %s)" % (
-                split, sm, ss, gm, gs, verdict(sm, ss, gm, gs), paired(g, s, split, label)))
+                split, sm, ss, gm, gs, verdict(sm, ss, gm, gs), paired(gx, sx, split, label)))
         lines.append("- **%s, %s beats grpo at equal env steps:** %s." % (env, label,
                                                                          "; ".join(parts)))
         if not any(r["curve"] for r in s):
@@ -427,7 +484,8 @@ def main():
                          done_path, r["env"], r["mode"], r["seed"], r["agent_sha256"][:12],
                          a.agent, a.agent_sha[:12]))
     done = {(r["env"], r["mode"], r["seed"]) for r in results}
-    first = first_split(a)
+    if not a.report_only:
+        backfill(a, results, done_path)
     for env in a.envs:  # the agent before RL, evaluated the same way (each seed's pool)
         for seed in range(a.seeds if a.pool > 0 else 1):
             if (env, "start", seed) in done or a.report_only:
@@ -436,9 +494,8 @@ def main():
             results.append(r)
             with open(done_path, "a") as f:
                 f.write(json.dumps(r) + "\n")
-            print("%-10s %-14s seed %d: %s %.3f unseen %.3f" % (
-                env, "start (no RL)", seed, first, r[first]["success"],
-                r["unseen"]["success"]), flush=True)
+            print("%-10s %-14s seed %d: %s" % (env, "start (no RL)", seed, successes(a, r)),
+                  flush=True)
     k = 0
     for env in a.envs:
         for seed in range(a.seeds):
@@ -452,9 +509,8 @@ def main():
                 results.append(r)
                 with open(done_path, "a") as f:
                     f.write(json.dumps(r) + "\n")
-                print("%-10s %-14s seed %d: %s %.3f unseen %.3f (%.1f min)" %
-                      (env, mode, seed, first, r[first]["success"], r["unseen"]["success"],
-                       (time.time() - t0) / 60), flush=True)
+                print("%-10s %-14s seed %d: %s (%.1f min)" % (
+                    env, mode, seed, successes(a, r), (time.time() - t0) / 60), flush=True)
     out_dir = os.path.dirname(os.path.abspath(a.out))
     a.pngs = {}
     for env in a.envs:  # the modes asked for; seedctl plot overlays at most PLOT_MAX runs

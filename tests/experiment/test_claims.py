@@ -9,6 +9,9 @@ seeds against one seed's pool, which started above it).
 The first claim is also tested paired by job seed (paired): the difference seed - grpo per
 seed, its 95% t interval and the count of seeds higher, lower and equal.
 
+The report's table has a column per split (pool, seen, unseen with a pool); rows written
+before the seen split was evaluated show "—" there, or the count of runs that have it.
+
 usage: test_claims.py BENCH_EXPERIMENT_DIR
 """
 import importlib.util
@@ -87,6 +90,37 @@ def main():
     check(out == "paired by seed: 1 pair(s), too few", out)
     out = m.paired(g6[:3], [row("seed", k, 0.25 + 0.125 * (k - 1)) for k in range(3)], "pool")
     check("higher on 1, lower on 1, equal on 1: no clear difference" in out, out)
+
+    # the report: a column per split; a mode none of whose rows has the seen split gets
+    # "—", one where some do names how many; the claims skip a split a side lacks
+    import argparse
+    a = argparse.Namespace(pool=8, envs=["household"], env_extra={"household": []},
+                           labels=["grpo", "seed"], specs=[("grpo", "grpo", []),
+                                                          ("seed", "seed", [])],
+                           seeds=2, eval_episodes=24, agent="AGENT", env_steps=1600,
+                           eval_every=2, pngs={})
+
+    def full(mode, seed, pool, seen, unseen):
+        r = {"env": "household", "mode": mode, "seed": seed, "wall_s": 60.0, "curve": [],
+             "pool": {"success": pool}, "unseen": {"success": unseen}, "budget": 1600}
+        if seen is not None:
+            r["seen"] = {"success": seen}
+        return r
+    rows = [full("start", 0, 0.25, None, 0.0), full("start", 1, 0.0, None, 0.0),
+            full("grpo", 0, 0.5, 0.25, 0.125), full("grpo", 1, 0.25, None, 0.125),
+            full("seed", 0, 0.5, 0.375, 0.25), full("seed", 1, 0.375, 0.25, 0.125)]
+    text = m.report(a, rows)
+    check("| env | mode | pool success | seen success | unseen success | runs |" in text,
+          "the table's header has a column per split:\n" + text)
+    check("| household | start (the agent, no RL) | 0.125 ± 0.177 | — | 0.000 ± 0.000 | 2 |"
+          in text, "start has no seen split:\n" + text)
+    check("| household | grpo | 0.375 ± 0.177 | 0.250 ± 0.000 (1 runs) | 0.125 ± 0.000 | 2 |"
+          in text, "grpo's seen split from one run of two:\n" + text)
+    check("- household, seed 1: start 0.000 / — / 0.000, grpo 0.250 / — / 0.125, seed 0.375 / "
+          "0.250 / 0.125" in text, "per-seed line:\n" + text)
+    check("seen success 0.312 ± 0.088 vs 0.250 ± 0.000" in text and
+          "paired by seed: 1 pair(s), too few" in text, "the seen claim pairs seed 0 only:\n"
+          + text)
 
     for f in fails:
         print("FAIL:", f)
