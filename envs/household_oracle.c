@@ -430,29 +430,38 @@ static void lamp_unused(const hh_facts *F, env_skill *b) {
     const hh_level *lv = F->lv;
     const char *Xn = F->Xn;
     const char *ln = F->lamp >= 0 ? lv->obj[F->lamp].name : "lamp";
-    /* the lamp's receptacle, or the lamp itself where the episode never saw it */
-    const char *host =
-        F->lamp >= 0 && known(F, F->lamp) ? lv->recep[lv->obj[F->lamp].loc].name : ln;
-    if (!F->lamp_use_step)
+    /* the lamp's receptacle; NULL where the episode never saw the lamp (observed) */
+    const char *host = F->lamp < 0         ? "lamp"
+                       : known(F, F->lamp) ? lv->recep[lv->obj[F->lamp].loc].name
+                                           : NULL;
+    if (!F->lamp_use_step && host)
         env_skill_put(b,
                       "you took the %s but never turned on the %s. Carry the %s to the %s, "
                       "where the %s is, and use the %s while holding it.",
                       Xn, ln, Xn, host, ln, ln);
+    else if (!F->lamp_use_step)
+        env_skill_put(b,
+                      "you took the %s but never turned on the %s. Find the %s, carry the %s "
+                      "to it and use the %s while holding the %s.",
+                      Xn, ln, ln, Xn, ln, Xn);
     else if (!F->lamp_use_holding)
         env_skill_put(b,
                       "you turned on the %s at step %d without holding the %s, and never came "
                       "back with it. Take the %s first, then bring it to the %s while the %s is "
                       "on.",
-                      ln, F->lamp_use_step, Xn, Xn, host, ln);
+                      ln, F->lamp_use_step, Xn, Xn, host ? host : ln, ln);
     else
         env_skill_put(b,
                       "you used the %s but were not holding the %s next to it at the end. Keep "
                       "the %s in hand at the %s while the %s is on.",
-                      ln, Xn, Xn, host, ln);
+                      ln, Xn, Xn, host ? host : ln, ln);
     if (F->drop_step)
         env_skill_step(b, F->drop_step, "keep holding the %s; do not put it down.", Xn);
-    env_skill_step(b, F->first_take, "after taking the %s, go to the %s and use the %s.", Xn, host,
-                   ln);
+    if (host)
+        env_skill_step(b, F->first_take, "after taking the %s, go to the %s and use the %s.", Xn,
+                       host, ln);
+    else
+        env_skill_step(b, F->first_take, "after taking the %s, find the %s and use it.", Xn, ln);
 }
 
 /* The heat/cool/clean families share the line after the take. */

@@ -1159,6 +1159,49 @@ static void test_skill_facts(int n_seeds) {
     }
     CHECK(n_tested >= n_seeds / 2, "only %d/%d walks ended never finding the object", n_tested,
           n_seeds);
+    /* look: the expert's episode cut right after it takes the object. Where the lamp's
+     * receptacle was never visited, observed names no place for the lamp (all does). */
+    int n_lamp = 0;
+    env *le = make("look", NULL);
+    for (int seed = 0; seed < n_seeds; seed++) {
+        episode ep;
+        env_split split = SPLITS[seed % 3];
+        run_expert(le, (uint64_t)seed, split, &ep, NULL);
+        char err[SEED_ERRLEN], sk_all[4096], sk_obs[4096];
+        env_obs o;
+        CHECK(VT->reset(le, (uint64_t)seed, split, &o, err, sizeof err) == 0, "%s", err);
+        const hh_level *lv = level_of(le);
+        int lamp = -1;
+        for (int i = 0; i < lv->n_obj && lamp < 0; i++)
+            if (lv->obj[i].type == lv->lamp_type) lamp = i;
+        if (lamp < 0) continue;
+        char lamp_at[64];
+        snprintf(lamp_at, sizeof lamp_at, "go to %s", lv->recep[lv->obj[lamp].loc].name);
+        const char *acts[64];
+        int n = 0, visited = 0;
+        for (int i = 0; i < ep.n; i++) {
+            acts[n++] = ep.actions[i];
+            visited |= strcmp(ep.actions[i], lamp_at) == 0;
+            if (strncmp(ep.actions[i], "take ", 5) == 0) break;
+        }
+        if (visited) continue;
+        env_kv kv_all[2] = {{"families", "look"}, {"skill_facts", "all"}};
+        env_kv kv_obs[2] = {{"families", "look"}, {"skill_facts", "observed"}};
+        CHECK(env_hindsight("household", kv_all, 2, (uint64_t)seed, split, acts, n, sk_all,
+                            sizeof sk_all, err, sizeof err) == 0,
+              "%s", err);
+        CHECK(env_hindsight("household", kv_obs, 2, (uint64_t)seed, split, acts, n, sk_obs,
+                            sizeof sk_obs, err, sizeof err) == 0,
+              "%s", err);
+        const char *host = lamp_at + 6;
+        CHECK(strstr(sk_all, host), "skill_facts all does not name the lamp's %s:\n%s", host,
+              sk_all);
+        CHECK(!strstr(sk_obs, host) && strstr(sk_obs, "never turned on"),
+              "skill_facts observed names the unseen lamp's %s:\n%s", host, sk_obs);
+        if (n_lamp++ == 0) printf("skill_facts observed (look):\n%s\n", sk_obs);
+    }
+    VT->destroy(le);
+    CHECK(n_lamp >= 3, "only %d look episodes took the object before seeing the lamp", n_lamp);
     CHECK(n_named >= n_tested / 2, "only %d/%d observed skills name an unvisited receptacle",
           n_named, n_tested);
     printf("skill_facts: %d never-found failures; observed names no unseen place and %d name "
