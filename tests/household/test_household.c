@@ -1093,6 +1093,20 @@ static int parse_split(const char *s, env_split *out) {
     return 0;
 }
 
+/* The oracle's skill of one episode with skill_facts all and observed (4096 bytes each). */
+static void skill_both(const char *families, uint64_t seed, env_split split,
+                       const char *const *acts, int n, char *sk_all, char *sk_obs) {
+    char err[SEED_ERRLEN];
+    env_kv kv[2] = {{"families", families}, {"skill_facts", "all"}};
+    CHECK(env_hindsight("household", kv, 2, seed, split, acts, n, sk_all, 4096, err, sizeof err) ==
+              0,
+          "%s", err);
+    kv[1].value = "observed";
+    CHECK(env_hindsight("household", kv, 2, seed, split, acts, n, sk_obs, 4096, err, sizeof err) ==
+              0,
+          "%s", err);
+}
+
 /* skill_facts: a failure where the goal object was never in sight. With "all" the skill
  * says where it was (privileged state); with "observed" it names no place the episode did
  * not see: it names the unvisited receptacles where such objects are kept instead, and
@@ -1122,14 +1136,7 @@ static void test_skill_facts(int n_seeds) {
             visited[r] = 1;
         }
         char sk_all[4096], sk_obs[4096];
-        env_kv kv_all[2] = {{"families", "pick"}, {"skill_facts", "all"}};
-        env_kv kv_obs[2] = {{"families", "pick"}, {"skill_facts", "observed"}};
-        CHECK(env_hindsight("household", kv_all, 2, (uint64_t)seed, split, acts, n, sk_all,
-                            sizeof sk_all, err, sizeof err) == 0,
-              "%s", err);
-        CHECK(env_hindsight("household", kv_obs, 2, (uint64_t)seed, split, acts, n, sk_obs,
-                            sizeof sk_obs, err, sizeof err) == 0,
-              "%s", err);
+        skill_both("pick", (uint64_t)seed, split, acts, n, sk_all, sk_obs);
         if (strncmp(sk_all, "Failure: you never found", 24) != 0) {
             VT->destroy(e);
             continue;
@@ -1185,14 +1192,7 @@ static void test_skill_facts(int n_seeds) {
             if (strncmp(ep.actions[i], "take ", 5) == 0) break;
         }
         if (visited) continue;
-        env_kv kv_all[2] = {{"families", "look"}, {"skill_facts", "all"}};
-        env_kv kv_obs[2] = {{"families", "look"}, {"skill_facts", "observed"}};
-        CHECK(env_hindsight("household", kv_all, 2, (uint64_t)seed, split, acts, n, sk_all,
-                            sizeof sk_all, err, sizeof err) == 0,
-              "%s", err);
-        CHECK(env_hindsight("household", kv_obs, 2, (uint64_t)seed, split, acts, n, sk_obs,
-                            sizeof sk_obs, err, sizeof err) == 0,
-              "%s", err);
+        skill_both("look", (uint64_t)seed, split, acts, n, sk_all, sk_obs);
         const char *host = lamp_at + 6;
         CHECK(strstr(sk_all, host), "skill_facts all does not name the lamp's %s:\n%s", host,
               sk_all);
