@@ -89,10 +89,10 @@ static int first_recep(const hh_level *lv, int rtype) {
     return -1;
 }
 
-/* Is receptacle type r where objects of type X are kept in this level's split (and not
- * the task's goal receptacle)? */
+/* Is receptacle type r where objects of type X are kept in this level's split (the
+ * tables' placement mask, what the generator places by), and not the task's goal? */
 static int is_host(const hh_tables *tab, const hh_level *init, int X, int unseen, int r) {
-    return tab->allowed[X][r] && tab->pair_unseen[X][r] == unseen && r != init->goal_recep;
+    return (tab->hosts[unseen][X] >> r & 1u) && r != init->goal_recep;
 }
 
 /* Where objects of type X may sit in this level: "in cabinets, on countertops and in

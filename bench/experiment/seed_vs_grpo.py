@@ -169,8 +169,8 @@ def final_checkpoint(run_dir):
     return os.path.join(run_dir, "ckpt", open(latest).read().strip())
 
 
-def successes(a, r):
-    return " ".join("%s %.3f" % (x, r[x]["success"]) for x in splits(a))
+def successes(r, names):
+    return " ".join("%s %.3f" % (x, r[x]["success"]) for x in names)
 
 
 def backfill(a, results, done_path):
@@ -196,8 +196,8 @@ def backfill(a, results, done_path):
             for x in results:
                 f.write(json.dumps(x) + "\n")
         os.replace(tmp, done_path)
-        print("%-10s %-14s seed %d: added %s" % (r["env"], r["mode"], r["seed"], ", ".join(
-            "%s %.3f" % (x, r[x]["success"]) for x in missing)), flush=True)
+        print("%-10s %-14s seed %d: added %s" % (r["env"], r["mode"], r["seed"],
+                                                  successes(r, missing)), flush=True)
 
 
 def run_one(a, env, spec, seed, port):
@@ -494,8 +494,8 @@ def main():
             results.append(r)
             with open(done_path, "a") as f:
                 f.write(json.dumps(r) + "\n")
-            print("%-10s %-14s seed %d: %s" % (env, "start (no RL)", seed, successes(a, r)),
-                  flush=True)
+            print("%-10s %-14s seed %d: %s" % (env, "start (no RL)", seed,
+                                               successes(r, splits(a))), flush=True)
     k = 0
     for env in a.envs:
         for seed in range(a.seeds):
@@ -510,7 +510,8 @@ def main():
                 with open(done_path, "a") as f:
                     f.write(json.dumps(r) + "\n")
                 print("%-10s %-14s seed %d: %s (%.1f min)" % (
-                    env, mode, seed, successes(a, r), (time.time() - t0) / 60), flush=True)
+                    env, mode, seed, successes(r, splits(a)), (time.time() - t0) / 60),
+                    flush=True)
     out_dir = os.path.dirname(os.path.abspath(a.out))
     a.pngs = {}
     for env in a.envs:  # the modes asked for; seedctl plot overlays at most PLOT_MAX runs
