@@ -21,6 +21,7 @@
 #include "roles/render.h"
 #include "roles/telemetry.h"
 #include "roles/http_skill.h"
+#include "analyzer/generate.h"
 #include "analyzer/score.h"
 #include "roles/skill.h"
 #include "roles/daemon.h"
@@ -110,7 +111,16 @@ typedef struct ep_work {
     Seed__StepScores *sc, **scp;
     float *s_buf, *q_buf;
     int *qprompt_buf; /* concatenated skill-augmented prompts */
+    int skip;         /* algorithm.opd_episodes lost: a won episode gets no skill and no q */
 } ep_work;
+
+/* The indices of g's episodes that get a skill (those not skipped) into idx; their count. */
+static int analyzed(const Seed__EpisodeGroup *g, const ep_work *w, int *idx) {
+    int m = 0;
+    for (int e = 0; e < (int)g->n_episodes; e++)
+        if (!w[e].skip) idx[m++] = e;
+    return m;
+}
 
 /* Rebuild the task text from (env, seed, split): the analysis prompt shows it. */
 static int task_text(analyzer *A, const Seed__EpisodeGroup *g, char *buf, size_t len) {
@@ -155,6 +165,7 @@ static int oracle_episode(analyzer *A, const Seed__EpisodeGroup *g, size_t e, ch
  * context, in place of a hindsight skill. */
 static int library_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     for (size_t e = 0; e < g->n_episodes; e++) {
+        if (w[e].skip) continue;
         const char *fam = g->episodes[e]->family;
         const skill_lib_entry *x = skill_lib_find(&A->lib, g->env, fam);
         w[e].text[0] = 0;
@@ -173,6 +184,7 @@ static int library_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) 
 
 static int oracle_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     for (size_t e = 0; e < g->n_episodes; e++) {
+        if (w[e].skip) continue;
         char err[SEED_ERRLEN];
         if (oracle_episode(A, g, e, w[e].text, sizeof w[e].text, err, sizeof err)) {
             seed_log(SEED_LOG_WARN, "oracle for %s seed %llu: %s", g->env,
@@ -204,29 +216,32 @@ static int http_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     int n = (int)g->n_episodes;
     skill_traj *t = calloc((size_t)n + 1, sizeof *t);
     http_skill_result *r = calloc((size_t)n + 1, sizeof *r);
-    int rc = t && r ? 0 : -1;
-    for (int e = 0; e < n && !rc; e++) {
-        const Seed__Episode *ep = g->episodes[e];
-        t[e] = (skill_traj){g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return,
+    int *idx = calloc((size_t)n + 1, sizeof *idx);
+    int rc = t && r && idx ? 0 : -1;
+    const int m = rc ? 0 : analyzed(g, w, idx); /* request j asks for episode idx[j] */
+    for (int j = 0; j < m && !rc; j++) {
+        const Seed__Episode *ep = g->episodes[idx[j]];
+        t[j] = (skill_traj){g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return,
                             ep->won};
-        if (!t[e].steps) rc = -1;
+        if (!t[j].steps) rc = -1;
     }
-    if (!rc) http_skill_ask(A->http, n, t, 400, r);
+    if (!rc && m > 0) http_skill_ask(A->http, m, t, ANALYZER_SKILL_OBS_CHARS, r);
     const char *why = NULL;
     int no_oracle = 0;
-    for (int e = 0; e < n && !rc; e++) {
+    for (int j = 0; j < m && !rc; j++) {
+        const int e = idx[j];
         skill_parsed sk;
-        if (r[e].status == 0) {
-            skill_parse(r[e].content.p, r[e].content.n, A->job->analyzer.max_step_skills, &sk);
+        if (r[j].status == 0) {
+            skill_parse(r[j].content.p, r[j].content.n, A->job->analyzer.max_step_skills, &sk);
             if (sk.episode[0] || sk.n_steps > 0) {
-                snprintf(w[e].text, sizeof w[e].text, "%s", r[e].content.p);
+                snprintf(w[e].text, sizeof w[e].text, "%s", r[j].content.p);
                 w[e].an.source = SEED__SKILL_SOURCE__SKILL_HTTP;
                 continue;
             }
-            snprintf(r[e].err, sizeof r[e].err, "http analyzer %s: the answer holds no skill text",
+            snprintf(r[j].err, sizeof r[j].err, "http analyzer %s: the answer holds no skill text",
                      http_skill_url(A->http));
         }
-        why = r[e].err;
+        why = r[j].err;
         A->skill_fallbacks++;
         A->fallbacks_unlogged++;
         char err[SEED_ERRLEN];
@@ -247,102 +262,72 @@ static int http_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
         A->t_fallback_log = now;
     }
     if (rc) seed_errf(g_err, sizeof g_err, "out of memory asking the http analyzer");
-    for (int e = 0; e < n && t; e++) free((void *)t[e].steps);
-    for (int e = 0; e < n && r; e++) seed_sbuf_free(&r[e].content);
+    for (int j = 0; j < m && t; j++) free((void *)t[j].steps);
+    for (int j = 0; j < m && r; j++) seed_sbuf_free(&r[j].content);
     free(t);
     free(r);
+    free(idx);
     return rc;
 }
 
-/* The policy writes each episode's skill: one batched generation over the group. */
+/* The policy writes each episode's skill: one batched generation over the group
+ * (analyzer/generate.h), at analyzer.skill_temperature. */
 static int self_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     char task[2048];
     if (task_text(A, g, task, sizeof task)) task[0] = 0;
     int n = (int)g->n_episodes;
-    tok_ids *prompts = calloc((size_t)n, sizeof *prompts);
-    int *slot = calloc((size_t)n, sizeof(int)), *len = calloc((size_t)n, sizeof(int));
-    const int **toks = calloc((size_t)n, sizeof *toks);
-    int *gen = calloc((size_t)n * (size_t)A->job->analyzer.max_skill_tokens + 1, sizeof(int));
-    int *ng = calloc((size_t)n, sizeof(int)), *live = calloc((size_t)n, sizeof(int));
-    seed_rng *rng = calloc((size_t)n, sizeof *rng);
-    int rc = (!prompts || !slot || !len || !toks || !gen || !ng || !live || !rng) ? -1 : 0;
+    const int max_new = A->job->analyzer.max_skill_tokens;
+    tok_ids *prompts = calloc((size_t)n + 1, sizeof *prompts);
+    int *gen = calloc((size_t)n * (size_t)max_new + 1, sizeof(int));
+    int *ng = calloc((size_t)n + 1, sizeof(int)), *idx = calloc((size_t)n + 1, sizeof(int));
+    seed_rng *rng = calloc((size_t)n + 1, sizeof *rng);
     seed_sbuf chat = {0};
     char err[SEED_ERRLEN];
-    const int max_new = A->job->analyzer.max_skill_tokens;
-    for (int e = 0; e < n && !rc; e++) {
+    int rc =
+        (!prompts || !gen || !ng || !idx || !rng) ? seed_errf(err, sizeof err, "out of memory") : 0;
+    const int m = rc ? 0 : analyzed(g, w, idx); /* prompt j is episode idx[j]'s */
+    for (int j = 0; j < m && !rc; j++) {
+        const int e = idx[j];
         Seed__Episode *ep = g->episodes[e];
         skill_traj_step *ts = episode_steps(ep);
         if (!ts) {
-            rc = -1;
+            rc = seed_errf(err, sizeof err, "out of memory");
             break;
         }
         skill_traj t = {g->env, task, ts, (int)ep->n_steps, ep->episode_return, ep->won};
         chat.n = 0;
-        rc = skill_request_chat(&t, 400, &chat, err, sizeof err);
+        rc = skill_request_chat(&t, ANALYZER_SKILL_OBS_CHARS, &chat, err, sizeof err);
         free(ts);
-        if (!rc) rc = tok_encode(A->tk, A->ws, chat.p, chat.n, 0, &prompts[e], err, sizeof err);
-        /* keep the prompt's end when it is longer than the cache allows */
-        int plen = (int)prompts[e].n, cap = A->max_seq - max_new;
-        int skip = plen > cap ? plen - cap : 0;
-        slot[e] = e;
-        toks[e] = prompts[e].v + skip;
-        len[e] = plen - skip;
-        live[e] = 1;
-        seed_rng_init(&rng[e], seed_hash_mix(ep->sample_seed, 0x5ce11ULL));
+        if (!rc) rc = tok_encode(A->tk, A->ws, chat.p, chat.n, 0, &prompts[j], err, sizeof err);
+        seed_rng_init(&rng[j], seed_hash_mix(ep->sample_seed, 0x5ce11ULL));
         w[e].an.source = SEED__SKILL_SOURCE__SKILL_SELF;
     }
-    model_sampler sp = {(float)A->job->sampling.temperature, (float)A->job->sampling.top_p,
-                        A->job->sampling.top_k};
-    /* Generate in waves of at most n_slots episodes. */
-    for (int base = 0; base < n && !rc; base += A->n_slots) {
-        int m = SEED_MIN(A->n_slots, n - base);
-        for (int i = 0; i < m; i++) model_kv_clear(A->m, i);
-        int nc = 0;
-        int cs[64], cl[64];
-        const int *ct[64];
-        for (int i = 0; i < m; i++) {
-            cs[nc] = i;
-            ct[nc] = toks[base + i];
-            cl[nc++] = len[base + i];
-        }
-        while (nc > 0 && !rc) {
-            if (model_forward_cached(A->m, nc, cs, ct, cl, A->logits, err, sizeof err)) {
-                rc = -1;
-                break;
-            }
-            int nn = 0;
-            for (int c = 0; c < nc; c++) {
-                int e = base + cs[c];
-                int t = model_sample(A->logits + (size_t)c * (size_t)A->vocab, A->vocab, &sp,
-                                     &rng[e], NULL, A->scratch);
-                int *out = gen + (size_t)e * (size_t)max_new;
-                out[ng[e]++] = t;
-                if (t == A->end_id || ng[e] >= max_new) continue;
-                cs[nn] = cs[c];
-                ct[nn] = &out[ng[e] - 1];
-                cl[nn++] = 1;
-            }
-            nc = nn;
-        }
-    }
-    for (int e = 0; e < n && !rc; e++) {
+    const analyzer_gen gn = {A->m,
+                             A->n_slots,
+                             A->max_seq,
+                             max_new,
+                             A->vocab,
+                             A->end_id,
+                             {(float)A->job->analyzer.skill_temperature,
+                              (float)A->job->sampling.top_p, A->job->sampling.top_k},
+                             A->logits,
+                             A->scratch};
+    if (!rc && m > 0) rc = analyzer_generate(&gn, m, prompts, rng, gen, ng, err, sizeof err);
+    for (int j = 0; j < m && !rc; j++) {
         seed_sbuf txt = {0};
-        if (tok_decode(A->tk, gen + (size_t)e * (size_t)max_new, (size_t)ng[e],
+        if (tok_decode(A->tk, gen + (size_t)j * (size_t)max_new, (size_t)ng[j],
                        TOK_DECODE_SKIP_SPECIAL, &txt, err, sizeof err) == 0 &&
             txt.p)
-            snprintf(w[e].text, sizeof w[e].text, "%s", txt.p);
+            snprintf(w[idx[j]].text, sizeof w[idx[j]].text, "%s", txt.p);
         seed_sbuf_free(&txt);
     }
     if (rc) seed_log(SEED_LOG_ERROR, "self skill: %s", err);
-    for (int e = 0; e < n && prompts; e++) tok_ids_free(&prompts[e]);
+    for (int j = 0; j < n && prompts; j++) tok_ids_free(&prompts[j]);
     seed_sbuf_free(&chat);
     free(prompts);
-    free(slot);
-    free(len);
-    free(toks);
     free(gen);
     free(ng);
-    free(live);
+    free(idx);
     free(rng);
     return rc;
 }
@@ -473,7 +458,11 @@ static void process(analyzer *A, Seed__Envelope *in) {
     const int mode = A->job->algorithm.mode;
     int with_q = mode == JOB_MODE_SEED || mode == JOB_MODE_STATIC_SKILLS;
     int rc = 0;
-    for (int e = 0; e < n; e++) seed__episode_analysis__init(&w[e].an);
+    for (int e = 0; e < n; e++) {
+        seed__episode_analysis__init(&w[e].an);
+        w[e].skip = with_q && A->job->algorithm.opd_episodes == JOB_OPD_EPISODES_LOST &&
+                    g->episodes[e]->won;
+    }
     if (with_q) {
         rc = mode == JOB_MODE_STATIC_SKILLS                      ? library_skills(A, g, w)
              : A->job->analyzer.skill_source == JOB_SKILL_ORACLE ? oracle_skills(A, g, w)
@@ -493,7 +482,7 @@ static void process(analyzer *A, Seed__Envelope *in) {
                     snprintf(line, 600, "step %d: %s", w[e].skill.step_no[k], w[e].skill.step[k]);
                 w[e].an.step_skills[k] = line ? line : (char *)"";
             }
-            A->skills_written++;
+            A->skills_written += !w[e].skip;
         }
     } else {
         for (int e = 0; e < n; e++) skill_parse("", 0, 0, &w[e].skill);
@@ -532,9 +521,11 @@ static void process(analyzer *A, Seed__Envelope *in) {
                 n_q += w[e].an.steps[k]->n_q > 0;
             }
         char src[32] = "none";
-        if (n > 0 && w[0].an.source != SEED__SKILL_SOURCE__SKILL_NONE) {
+        int first = 0; /* the first episode with a skill (won ones may have none) */
+        while (first < n - 1 && w[first].an.source == SEED__SKILL_SOURCE__SKILL_NONE) first++;
+        if (n > 0 && w[first].an.source != SEED__SKILL_SOURCE__SKILL_NONE) {
             const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-                &seed__skill_source__descriptor, (int)w[0].an.source);
+                &seed__skill_source__descriptor, (int)w[first].an.source);
             if (v) snprintf(src, sizeof src, "%s", v->name);
         }
         seed_log(SEED_LOG_DEBUG,

@@ -92,6 +92,9 @@ const job_key_def job_key_table[] = {
     ENUM("algorithm.opd_baseline", algorithm.opd_baseline, "none|group",
          "q-s as scored, or less its mean over the group's distilled tokens (removes the "
          "-KL(pi||q) drift every sampled token shares; keeps which tokens the skill favours)"),
+    ENUM("algorithm.opd_episodes", algorithm.opd_episodes, "all|lost",
+         "episodes that carry q-s: every one, or only those that lost (won episodes get no "
+         "skill, no q and GRPO's advantage alone)"),
     ENUM("algorithm.loss_agg", algorithm.loss_agg, "episode-mean|token-mean",
          "loss average of a step: each episode's token mean, averaged over episodes (a long "
          "episode weighs as much as a short one), or the mean over every response token"),
@@ -179,6 +182,8 @@ const job_key_def job_key_table[] = {
     INT("analyzer.http_backoff_ms", analyzer.http_backoff_ms, 0, BIG,
         "wait before the first HTTP retry; doubles per retry"),
     INT("analyzer.max_skill_tokens", analyzer.max_skill_tokens, 1, BIG, "skill length limit"),
+    DBL("analyzer.skill_temperature", analyzer.skill_temperature, 0, INF, 0,
+        "temperature the policy writes its self skills at (skill_source self); 0: greedy"),
     INT("analyzer.max_step_skills", analyzer.max_step_skills, 0, SKILL_LIB_MAX_STEPS,
         "step skills per episode"),
     INT("analyzer.batch_tokens", analyzer.batch_tokens, 1, BIG, "tokens per scoring pass"),
@@ -812,6 +817,7 @@ void job_defaults(job_config *job) {
     job->algorithm.opd_loss_coef = 0.0;
     job->algorithm.opd_tokens = JOB_OPD_TOKENS_ACTION;
     job->algorithm.opd_baseline = JOB_OPD_BASELINE_NONE;
+    job->algorithm.opd_episodes = JOB_OPD_EPISODES_ALL;
     job->algorithm.loss_agg = JOB_LOSS_AGG_EPISODE;
     job->algorithm.gigpo_coef = 0.0;
     job->algorithm.gigpo_gamma = 0.95;
@@ -856,6 +862,9 @@ void job_defaults(job_config *job) {
     job->analyzer.http_retries = 3;
     job->analyzer.http_backoff_ms = 500;
     job->analyzer.max_skill_tokens = 128;
+    /* the actors' default T: greedy skills of the 4M agent collapse onto its priors (wrong
+     * objects and step counts; docs/RESULTS.md, December 7) */
+    job->analyzer.skill_temperature = 0.7;
     job->analyzer.max_step_skills = 5;
     job->analyzer.batch_tokens = 8192;
 

@@ -54,6 +54,7 @@ typedef enum {
 } job_opd_tokens;
 /* What q - s is measured from: zero, or the mean q - s over the group's distilled tokens. */
 typedef enum { JOB_OPD_BASELINE_NONE = 0, JOB_OPD_BASELINE_GROUP = 1 } job_opd_baseline;
+typedef enum { JOB_OPD_EPISODES_ALL = 0, JOB_OPD_EPISODES_LOST = 1 } job_opd_episodes;
 typedef enum { JOB_POOL_UNIFORM = 0, JOB_POOL_FRONTIER = 1 } job_pool_sampling;
 /* How a step averages its per-token losses: over all its response tokens, or per episode
  * first (every episode weighs the same, however many steps and tokens it took). */
@@ -123,6 +124,7 @@ typedef struct job_config {
         int opd_loss;     /* job_opd_loss */
         int opd_tokens;   /* job_opd_tokens */
         int opd_baseline; /* job_opd_baseline */
+        int opd_episodes; /* job_opd_episodes */
         int loss_agg;     /* job_loss_agg */
         double opd_loss_coef;
         double gigpo_coef;  /* weight of GiGPO's step-level advantage (0: off) */
@@ -174,6 +176,7 @@ typedef struct job_config {
         int http_retries;    /* attempts after the first */
         int http_backoff_ms; /* wait before the first retry; doubles per retry */
         int max_skill_tokens;
+        double skill_temperature; /* the policy writing its self skills; 0: greedy */
         int max_step_skills;
         int batch_tokens;
     } analyzer;

@@ -88,6 +88,11 @@ static const mode_rule MODE_RULES[] = {
      "the mode has no distillation term", NULL},
     {"algorithm.opd_baseline", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
      "the mode has no distillation term", NULL},
+    {"algorithm.opd_episodes", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
+     "the mode has no distillation term", NULL},
+    {"analyzer.skill_temperature",
+     MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT) | MODE_BIT(STATIC_SKILLS), NULL,
+     "the policy writes no skills in this mode", NULL},
     {"algorithm.skill_library", MODE_BIT(SEED) | MODE_BIT(GRPO), NULL,
      "only skill_prompt and static_skills read a skill library", NULL},
     {"analyzer.skill_source", MODE_BIT(GRPO) | MODE_BIT(SKILL_PROMPT), NULL,
@@ -140,6 +145,16 @@ static int check_mode_keys(job_config *job, char *err, size_t errlen) {
         rc = seed_errf(err, errlen,
                        "algorithm.opd_baseline: 'group' cannot be honoured with algorithm.w_opd "
                        "0 and opd_loss none: nothing uses q-s (expected none, or w_opd > 0)");
+    if (!rc && job->analyzer.skill_source != JOB_SKILL_SELF &&
+        job->analyzer.skill_temperature != def->analyzer.skill_temperature) {
+        job_field_text(job_key_find("analyzer.skill_temperature"), job, val, sizeof val);
+        job_field_text(job_key_find("analyzer.skill_source"), job, dval, sizeof dval);
+        rc = seed_errf(err, errlen,
+                       "analyzer.skill_temperature: '%s' cannot be honoured with "
+                       "analyzer.skill_source %s: only the policy's own skills are sampled "
+                       "(expected the default, or skill_source self)",
+                       val, dval);
+    }
     if (!rc && job->actor.pool_sampling == JOB_POOL_FRONTIER) {
         int pools = 0;
         for (int i = 0; i < job->n_envs; i++) pools += job->envs[i].tasks > 0;

@@ -265,6 +265,7 @@ static int build_samples(learner *l, learner_samples *b, Seed__Envelope **groups
         .tk = job->algorithm.opd_tokens != JOB_OPD_TOKENS_RESPONSE ? l->tk : NULL,
         .decision = job->algorithm.opd_tokens == JOB_OPD_TOKENS_DECISION,
         .opd_baseline = job->algorithm.opd_baseline,
+        .opd_lost_only = job->algorithm.opd_episodes == JOB_OPD_EPISODES_LOST,
     };
     learner_samples_stats st;
     memset(&st, 0, sizeof st);

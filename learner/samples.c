@@ -298,7 +298,7 @@ int learner_samples_build(learner_samples *b, const learner_samples_cfg *cfg,
                 smp->resp = sp->response_ids;
                 smp->rlen = (int)sp->n_response_ids;
                 smp->behav = sp->sample_logprobs;
-                smp->q = cfg->use_q && s ? q : NULL;
+                smp->q = cfg->use_q && s && !(cfg->opd_lost_only && ep->won) ? q : NULL;
                 if (smp->q && cfg->tk) {
                     learner_action_span(cfg->tk, smp->resp, smp->rlen, &smp->q_lo, &smp->q_hi);
                     if (smp->q_hi == 0) smp->q = NULL; /* no action text: nothing to distil */

@@ -39,8 +39,9 @@ typedef struct learner_samples_cfg {
     /* algorithm.opd_tokens decision (with tk): also the reply's tokens before its action
      * that spell the action as running text does (learner_decision_mask) */
     int decision;
-    int loss_agg;     /* job_loss_agg: episode-mean sets each sample's agg */
-    int opd_baseline; /* job_opd_baseline: group sets each sample's q_base */
+    int loss_agg;      /* job_loss_agg: episode-mean sets each sample's agg */
+    int opd_baseline;  /* job_opd_baseline: group sets each sample's q_base */
+    int opd_lost_only; /* algorithm.opd_episodes lost: a won episode's samples get no q */
 } learner_samples_cfg;
 
 typedef struct learner_samples_stats {

@@ -37,8 +37,9 @@
  * The self-written skill: the analyzer writes it in a static function of
  * analyzer/analyzer_main.c (self_skills) that takes a wire message, so it cannot be called;
  * this tool renders the same analysis prompt (skill_request_chat, observations cut to
- * 400 characters as the analyzer does) and samples it at T until <|im_end|> or
- * analyzer.max_skill_tokens, seeded from the episode's sampler seed as the analyzer does.
+ * ANALYZER_SKILL_OBS_CHARS as the analyzer does) and generates it with the analyzer's
+ * generation (analyzer/generate.h) at analyzer.skill_temperature, seeded from the
+ * episode's sampler seed as the analyzer does.
  *
  * --tokens FILE writes, for every step of the policy's skill-free episodes and each skill,
  * the taken reply token by token with its q - s, to see which tokens the skill moves.
@@ -57,6 +58,7 @@
 
 #include "roles/render.h"
 #include "roles/rollout.h"
+#include "analyzer/generate.h"
 #include "analyzer/score.h"
 #include "learner/samples.h"
 #include "roles/skill.h"
@@ -67,8 +69,6 @@
 #include "common/util.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
-
-enum { OPD_SELF_OBS_CHARS = 400 };
 
 typedef struct opd_args {
     taskset_args set; /* MODEL_DIR, --env, --split, --tasks, --seed, ... (roles/taskset.h) */
@@ -319,19 +319,16 @@ static int oracle_skill(opd_ctx *C, const opd_episode *ep, opd_skill *out) {
 }
 
 /* The policy's own skills for episodes eps[0..n): the analysis prompt of analyzer/skill.h,
- * sampled at T in waves of n_slots episodes (see the top of the file). */
+ * generated as the analyzer does (analyzer/generate.h) at analyzer.skill_temperature. */
 static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char *err,
                        size_t errlen) {
-    const int max_new = C->job->analyzer.max_skill_tokens, cap = C->max_seq - max_new;
-    const model_sampler sp = {C->T, (float)C->job->sampling.top_p, C->job->sampling.top_k};
+    const int max_new = C->job->analyzer.max_skill_tokens;
     tok_ids *prompts = calloc((size_t)n + 1, sizeof *prompts);
     int *gen = calloc((size_t)n * (size_t)max_new + 1, sizeof(int));
     int *ng = calloc((size_t)n + 1, sizeof(int));
     seed_rng *rng = calloc((size_t)n + 1, sizeof *rng);
     seed_sbuf chat = {0}, txt = {0};
-    int rc = (!prompts || !gen || !ng || !rng || cap < 1)
-                 ? seed_errf(err, errlen, "out of memory (or no room for a skill) for self skills")
-                 : 0;
+    int rc = (!prompts || !gen || !ng || !rng) ? seed_errf(err, errlen, "out of memory") : 0;
     for (int e = 0; e < n && !rc; e++) {
         const opd_episode *ep = &eps[e];
         skill_traj_step *ts = calloc((size_t)ep->n + 1, sizeof *ts);
@@ -346,43 +343,22 @@ static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char
         }
         skill_traj t = {C->env_name, ep->task_text, ts, ep->n, ep->ret, ep->won};
         chat.n = 0;
-        rc = skill_request_chat(&t, OPD_SELF_OBS_CHARS, &chat, err, errlen);
+        rc = skill_request_chat(&t, ANALYZER_SKILL_OBS_CHARS, &chat, err, errlen);
         free(ts);
         if (!rc) rc = tok_encode(C->tk, C->ws, chat.p, chat.n, 0, &prompts[e], err, errlen);
         seed_rng_init(&rng[e], seed_hash_mix(ep->sample_seed, 0x5ce11ULL));
     }
-    int cs[64], cl[64];
-    const int *ct[64];
-    for (int base = 0; base < n && !rc; base += C->n_slots) {
-        int m = SEED_MIN(C->n_slots, n - base), nc = 0;
-        for (int i = 0; i < m; i++) {
-            const tok_ids *p = &prompts[base + i];
-            int skip = (int)p->n > cap ? (int)p->n - cap : 0; /* keep the prompt's end */
-            model_kv_clear(C->m, i);
-            cs[nc] = i;
-            ct[nc] = p->v + skip;
-            cl[nc++] = (int)p->n - skip;
-        }
-        while (nc > 0 && !rc) {
-            if (model_forward_cached(C->m, nc, cs, ct, cl, C->logits, err, errlen)) {
-                rc = -1;
-                break;
-            }
-            int nn = 0;
-            for (int c = 0; c < nc; c++) {
-                int e = base + cs[c];
-                int t = model_sample(C->logits + (size_t)c * (size_t)C->vocab, C->vocab, &sp,
-                                     &rng[e], NULL, C->scratch);
-                int *o = gen + (size_t)e * (size_t)max_new;
-                o[ng[e]++] = t;
-                if (t == C->end_id || ng[e] >= max_new) continue;
-                cs[nn] = cs[c];
-                ct[nn] = &o[ng[e] - 1];
-                cl[nn++] = 1;
-            }
-            nc = nn;
-        }
-    }
+    const analyzer_gen gn = {C->m,
+                             SEED_MIN(C->n_slots, 64), /* generate.h's most */
+                             C->max_seq,
+                             max_new,
+                             C->vocab,
+                             C->end_id,
+                             {(float)C->job->analyzer.skill_temperature,
+                              (float)C->job->sampling.top_p, C->job->sampling.top_k},
+                             C->logits,
+                             C->scratch};
+    if (!rc) rc = analyzer_generate(&gn, n, prompts, rng, gen, ng, err, errlen);
     for (int e = 0; e < n && !rc; e++) {
         txt.n = 0;
         rc = tok_decode(C->tk, gen + (size_t)e * (size_t)max_new, (size_t)ng[e],
@@ -576,8 +552,30 @@ typedef struct opd_reply {
     unsigned char *dmask; /* the decision tokens (learner_decision_mask) */
 } opd_reply;
 
-/* --tokens: one line per taken reply and skill, every token as text{q - s} (2 decimals;
- * the token's bytes as the tokenizer decodes it alone, newlines shown as \n). */
+/* Bytes to the --tokens file on one line, newlines shown as \n. */
+static void dump_text(FILE *f, const char *p, size_t n) {
+    for (size_t c = 0; c < n; c++)
+        if (p[c] == '\n')
+            fputs("\\n", f);
+        else
+            fputc(p[c], f);
+}
+
+/* --tokens: one line per episode and skill source with the episode's skill text, then one
+ * line per taken reply and skill, every token as text{q - s} (2 decimals; the token's bytes
+ * as the tokenizer decodes it alone, newlines shown as \n). */
+static void dump_skill(opd_ctx *C, const opd_episode *ep, const char *src, const opd_skill *sk) {
+    fprintf(C->tokens, "task %llu %s skill %s: ", (unsigned long long)ep->task,
+            ep->won ? "won" : "lost", src);
+    const char *e = sk->entry.episode ? sk->entry.episode : "";
+    dump_text(C->tokens, e, strlen(e));
+    for (int k = 0; k < sk->entry.n_steps; k++) {
+        fprintf(C->tokens, " | step %d: ", sk->entry.step_no[k]);
+        dump_text(C->tokens, sk->entry.step[k], strlen(sk->entry.step[k]));
+    }
+    fputc('\n', C->tokens);
+}
+
 static int dump_tokens(opd_ctx *C, const opd_episode *ep, int k, int cls, const char *src,
                        const opd_reply *r, const float *q, char *err, size_t errlen) {
     seed_sbuf b = {0};
@@ -588,11 +586,7 @@ static int dump_tokens(opd_ctx *C, const opd_episode *ep, int k, int cls, const 
         seed_sbuf_clear(&b);
         rc = tok_decode(C->tk, &r->ids[j], 1, 0, &b, err, errlen);
         fputc(' ', C->tokens);
-        for (size_t c = 0; !rc && c < b.n; c++)
-            if (b.p[c] == '\n')
-                fputs("\\n", C->tokens);
-            else
-                fputc(b.p[c], C->tokens);
+        if (!rc) dump_text(C->tokens, b.p, b.n);
         if (!rc) fprintf(C->tokens, "{%+.2f}", (double)(q[j] - r->s[j]));
     }
     fputc('\n', C->tokens);
@@ -614,9 +608,11 @@ static int score_episode(opd_ctx *C, const opd_episode *ep, const opd_skill *sk[
     int np = 0, nq = 0,
         rc = (rep && xr && pairs && qp) ? 0 : seed_errf(err, errlen, "out of memory");
     for (int src = 0; src < N_SRC && !rc; src++)
-        if (sk[src])
+        if (sk[src]) {
             rc = render_skill(&C->rr, ENV_SKILL_EPISODE, sk[src]->sk.episode, &blk_ep[src], err,
                               errlen);
+            if (C->tokens && !rc) dump_skill(C, ep, src_name[src], sk[src]);
+        }
     for (int k = 0; k < n && !rc; k++) {
         const opd_step *s = &ep->st[k];
         opd_reply *taken = &rep[k * N_WHO + WHO_TAKEN], *ex = &rep[k * N_WHO + WHO_EXPERT];

@@ -137,6 +137,7 @@ static void test_full_file(const char *dir) {
     CHECK(j->actor.episodes_in_flight == 32 && j->actor.groups_in_flight == 4);
     CHECK(j->analyzer.skill_source == JOB_SKILL_SELF &&
           !strcmp(j->analyzer.http_endpoint, "http://127.0.0.1:8000/v1"));
+    CHECK(j->analyzer.max_skill_tokens == 200);
     CHECK(!strcmp(j->endpoints.bind_host, "*") && j->endpoints.base_port == 6000);
     CHECK(!strcmp(j->endpoints.curve_secret, "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6"));
     CHECK(j->roles.actors == 4 && j->roles.max_restarts == 5 && j->roles.stop_timeout_s == 15);
@@ -494,6 +495,22 @@ static void test_mode_keys(void) {
           j->algorithm.stage1_episodes == JOB_S1_EXPERT);
     ERR(BUILD(j, err, "algorithm.stage1_steps=5", "algorithm.stage1_episodes=oracle"), err,
         "algorithm.stage1_episodes", "policy|expert");
+    /* opd_episodes: only a mode with a distillation term reads it */
+    CHECK(BUILD(j, err, "algorithm.opd_episodes=lost") == 0 &&
+          j->algorithm.opd_episodes == JOB_OPD_EPISODES_LOST);
+    ERR(BUILD(j, err, "algorithm.mode=grpo", "algorithm.opd_episodes=lost"), err,
+        "algorithm.opd_episodes: 'lost' cannot be honoured in algorithm.mode grpo");
+    ERR(BUILD(j, err, "algorithm.opd_episodes=won"), err, "algorithm.opd_episodes", "all|lost");
+    /* skill_temperature: only the policy's own skills are sampled */
+    CHECK(BUILD(j, err, "analyzer.skill_temperature=0") == 0 &&
+          j->analyzer.skill_temperature == 0.0);
+    ERR(BUILD(j, err, "analyzer.skill_source=oracle", "analyzer.skill_temperature=1"), err,
+        "analyzer.skill_temperature: '1.0' cannot be honoured with analyzer.skill_source oracle");
+    ERR(BUILD(j, err, "algorithm.mode=static_skills", "algorithm.skill_library=x.json",
+              "analyzer.skill_temperature=1"),
+        err,
+        "analyzer.skill_temperature: '1.0' cannot be honoured in algorithm.mode static_skills");
+    ERR(BUILD(j, err, "analyzer.skill_temperature=-1"), err, "analyzer.skill_temperature");
     /* stage0_skill_demos: stage 0 and stage 1's acting half read it */
     ERR(BUILD(j, err, "algorithm.stage0_skill_demos=expert"), err,
         "algorithm.stage0_skill_demos: 'expert' cannot be honoured with algorithm.stage0_steps "

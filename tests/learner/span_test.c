@@ -214,6 +214,23 @@ static void decision_samples(void) {
         free(dl);
         free(de);
     }
+    /* opd_episodes lost: the won episode (0) carries no q; the lost one keeps its q, its
+     * mask, and a group baseline over its own tokens only */
+    cfg.opd_lost_only = 1;
+    CHECK(learner_samples_build(&b, &cfg, groups, 1, &ss, err, sizeof err) == 0, "%s", err);
+    CHECK(b.n == 2 && !b.v[0].q && !b.v[0].s && b.v[0].q_base == 0.0f,
+          "opd_episodes lost: the won episode still carries q");
+    CHECK(b.v[1].q && b.v[1].q_mask && b.v[1].adv_ep < 0.0f,
+          "opd_episodes lost: the lost episode lost its q");
+    double lost_sum = 0;
+    int lost_n = 0;
+    for (int t = 0; t < b.v[1].rlen; t++)
+        if (b.v[1].q_mask[t]) {
+            lost_sum += (double)q[1][t] - s[1][t];
+            lost_n++;
+        }
+    CHECK(lost_n == flagged[1] && fabs(b.v[1].q_base - lost_sum / lost_n) < 1e-6,
+          "opd_episodes lost: baseline %g, expected %g", (double)b.v[1].q_base, lost_sum / lost_n);
     learner_samples_free(&b);
     for (int e = 0; e < 2; e++) {
         free(s[e]);

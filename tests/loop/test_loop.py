@@ -935,6 +935,49 @@ def case_score_reuse(tmp, port):
           "q - s != 0 in training; %s" % (same, n_tok, other, line.split("stopping: ")[-1]))
 
 
+def case_opd_lost(tmp, port):
+    """algorithm.opd_episodes lost: of a group of two won and two lost episodes, the
+    analyzer gives the won ones no skill and no q (source SKILL_NONE, s only) and the lost
+    ones a skill and q on every response token; the learner trains on the group. The mode
+    is static_skills, so every episode would have a skill (the shipped library's), and the
+    group is crafted (crafted_group, below), so both outcomes are in it."""
+    tap = ScoredTap(port)
+    try:
+        job = write_job(tmp, port, algorithm__mode="static_skills", algorithm__stage0_steps=0,
+                        algorithm__opd_episodes="lost", analyzer__skill_source="self",
+                        optim__tokens_per_step=64,  # one crafted group is a step
+                        optim__micro_batch_tokens=64, sampling__max_prompt_tokens=48)
+        start("learner", job, "learner", tmp)
+        start("analyzer", job, "analyzer-0", tmp, *tap.args())
+        st = wait_for("RL", lambda s: s["stage"] == "rl", port, 120)
+        e = crafted_group(st["version"], actor="crafted")
+        for i, ep in enumerate(e.episode_group.episodes):
+            ep.won = i < 2
+            ep.episode_return = 1.0 if ep.won else 0.0
+        push(port, 0, [e])
+        deadline = time.time() + 120
+        while not tap.scored and time.time() < deadline:
+            time.sleep(0.2)
+        st = wait_for("the group trained", lambda s: s["step"] >= 1, port, 120)
+    finally:
+        tap.close()
+    assert tap.scored, "the analyzer sent no scored group in 120 s"
+    g = tap.scored[0]
+    assert [ep.won for ep in g.group.episodes] == [True, True, False, False]
+    for i, (an_, ep) in enumerate(zip(g.analyses, g.group.episodes)):
+        scores = list(an_.steps)
+        assert len(scores) == len(ep.steps) == 1
+        assert all(len(sc.s) == len(stp.response_ids) for sc, stp in zip(scores, ep.steps))
+        if ep.won:
+            assert an_.source == pb.SKILL_NONE and not an_.skill and not an_.step_skills, an_
+            assert all(len(sc.q) == 0 for sc in scores), "q on a won episode"
+        else:
+            assert an_.source == pb.SKILL_LIBRARY and an_.skill, an_
+            assert all(len(sc.q) == len(sc.s) for sc in scores), "no q on a lost episode"
+    print("opd_lost: won episodes scored without a skill or q, lost ones with the library's "
+          "skill and q; RL step %d" % st["step"])
+
+
 # ---- peers that lie (issue 14 items 4, 6, 7, 8) ------------------------------------------
 
 def envelope(sender):

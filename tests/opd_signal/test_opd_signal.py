@@ -7,8 +7,8 @@
 - A small random Qwen2 as the policy writes no valid action: every step is invalid, nothing
   is won, and q - s is still measured (a skill in the prompt changes a random model's
   log-probs) for the oracle's and the self-written skill.
-- --tokens writes one line per taken reply and skill, every token with its q - s; the
-  decision column (the action's tokens and the think text's that spell it) is there, and
+- --tokens writes one line per taken reply and skill, every token with its q - s, and one
+  line per episode and skill source with the skill's text; the decision column (the action's tokens and the think text's that spell it) is there, and
   with the expert as the policy it is the same for its replies and the teacher-forced ones.
 - The table names both parts; bad arguments are refused with a sentence naming them.
 """
@@ -92,11 +92,23 @@ with tempfile.TemporaryDirectory() as d:
             assert x["action_steps"] == x["steps"], x  # every expert reply has an action
             assert abs(x["decision_mean"] - y["decision_mean"]) < 1e-4, (x, y)
         assert any(abs(x["mean"]) > 0 for x in rows.values()), rows
-        # --tokens: a line per taken reply and skill, each token followed by {q - s}
+        # --tokens: a line per taken reply and skill, each token followed by {q - s}, and
+        # a line per episode and skill source with the skill's text
         with open(tokens) as f:
             lines = f.read().splitlines()
+        skill_line = re.compile(r"^task (\d+) (won|lost) skill (oracle|self): (.*)$")
+        skills = [skill_line.match(x) for x in lines if skill_line.match(x)]
+        lines = [x for x in lines if not skill_line.match(x)]
         taken = sum(x["steps"] for k, x in rows.items() if k[1] == "taken")
         assert len(lines) == taken > 0, (len(lines), taken)
+        by_src = {}
+        for m in skills:
+            by_src.setdefault(m.group(3), []).append(m.group(1))
+        assert "oracle" in by_src and by_src["oracle"], by_src.keys()
+        for src, tasks in by_src.items():  # once per episode, each source the same episodes
+            assert len(set(tasks)) == len(tasks) and sorted(tasks) == sorted(by_src["oracle"]), \
+                by_src
+        assert all(m.group(4) for m in skills if m.group(3) == "oracle"), skills
         head = re.compile(r"^task \d+ step \d+ (won|lost) expert (oracle|self):"
                           r"( .*?\{[+-]\d+\.\d\d\})+$")
         for line in lines:
