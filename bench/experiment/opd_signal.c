@@ -39,7 +39,8 @@
  * this tool renders the same analysis prompt (skill_request_chat, observations cut to
  * ANALYZER_SKILL_OBS_CHARS as the analyzer does) and generates it with the analyzer's
  * generation (analyzer/generate.h) at analyzer.skill_temperature, seeded from the
- * episode's sampler seed as the analyzer does.
+ * episode's sampler seed as the analyzer does. (Before December 7 this tool wrote them at
+ * --temperature: add analyzer.skill_temperature=T to reproduce an older table.)
  *
  * --tokens FILE writes, for every step of the policy's skill-free episodes and each skill,
  * the taken reply token by token with its q - s, to see which tokens the skill moves.
@@ -772,8 +773,10 @@ static void print_success(const char *label, const opd_success *s) {
 static void print_report(const opd_ctx *C, const opd_success succ[N_COND],
                          const opd_success lost[N_COND], const opd_stats *st, int n_src) {
     const taskset_args *a = &C->a.set;
-    printf("opd_signal  %s/%s  %d tasks (seed %llu)  temperature %g  policy %s\n", C->env_name,
-           a->split_name, a->count, (unsigned long long)a->seed, a->temperature,
+    printf("opd_signal  %s/%s  %d tasks (seed %llu)  temperature %g  skill temperature %g  "
+           "policy %s\n",
+           C->env_name, a->split_name, a->count, (unsigned long long)a->seed, a->temperature,
+           C->job->analyzer.skill_temperature,
            C->a.expert_policy ? "expert (test hook)" : a->model_dir);
     printf("\n1. skill following: the policy with no skill and with the env oracle's hindsight "
            "skill in the acting prompt\n");
@@ -833,6 +836,7 @@ static int print_json(const opd_ctx *C, const opd_success succ[N_COND],
     cJSON_AddNumberToObject(j, "tasks", a->count);
     cJSON_AddNumberToObject(j, "seed", (double)a->seed);
     cJSON_AddNumberToObject(j, "temperature", a->temperature);
+    cJSON_AddNumberToObject(j, "skill_temperature", C->job->analyzer.skill_temperature);
     cJSON_AddStringToObject(j, "policy", C->a.expert_policy ? "expert" : "model");
     cJSON_AddStringToObject(j, "model", a->model_dir);
     cJSON *sf = cJSON_AddObjectToObject(j, "skill_following");

@@ -96,6 +96,7 @@ with tempfile.TemporaryDirectory() as d:
         # a line per episode and skill source with the skill's text
         with open(tokens) as f:
             lines = f.read().splitlines()
+        assert r["skill_temperature"] == 0.7, r.get("skill_temperature")  # the analyzer's
         skill_line = re.compile(r"^task (\d+) (won|lost) skill (oracle|self): (.*)$")
         skills = [skill_line.match(x) for x in lines if skill_line.match(x)]
         lines = [x for x in lines if not skill_line.match(x)]
