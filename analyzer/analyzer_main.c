@@ -271,64 +271,45 @@ static int http_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
 }
 
 /* The policy writes each episode's skill: one batched generation over the group
- * (analyzer/generate.h), at analyzer.skill_temperature. */
+ * (analyzer_self_skills), at analyzer.skill_temperature. */
 static int self_skills(analyzer *A, const Seed__EpisodeGroup *g, ep_work *w) {
     char task[2048];
     if (task_text(A, g, task, sizeof task)) task[0] = 0;
     int n = (int)g->n_episodes;
-    const int max_new = A->job->analyzer.max_skill_tokens;
-    tok_ids *prompts = calloc((size_t)n + 1, sizeof *prompts);
-    int *gen = calloc((size_t)n * (size_t)max_new + 1, sizeof(int));
-    int *ng = calloc((size_t)n + 1, sizeof(int)), *idx = calloc((size_t)n + 1, sizeof(int));
-    seed_rng *rng = calloc((size_t)n + 1, sizeof *rng);
-    seed_sbuf chat = {0};
+    skill_traj *t = calloc((size_t)n + 1, sizeof *t);
+    uint64_t *seeds = calloc((size_t)n + 1, sizeof *seeds);
+    seed_sbuf *text = calloc((size_t)n + 1, sizeof *text);
+    int *idx = calloc((size_t)n + 1, sizeof *idx);
     char err[SEED_ERRLEN];
-    int rc =
-        (!prompts || !gen || !ng || !idx || !rng) ? seed_errf(err, sizeof err, "out of memory") : 0;
-    const int m = rc ? 0 : analyzed(g, w, idx); /* prompt j is episode idx[j]'s */
+    int rc = (!t || !seeds || !text || !idx) ? seed_errf(err, sizeof err, "out of memory") : 0;
+    const int m = rc ? 0 : analyzed(g, w, idx); /* trajectory j is episode idx[j]'s */
     for (int j = 0; j < m && !rc; j++) {
-        const int e = idx[j];
-        Seed__Episode *ep = g->episodes[e];
-        skill_traj_step *ts = episode_steps(ep);
-        if (!ts) {
-            rc = seed_errf(err, sizeof err, "out of memory");
-            break;
-        }
-        skill_traj t = {g->env, task, ts, (int)ep->n_steps, ep->episode_return, ep->won};
-        chat.n = 0;
-        rc = skill_request_chat(&t, ANALYZER_SKILL_OBS_CHARS, &chat, err, sizeof err);
-        free(ts);
-        if (!rc) rc = tok_encode(A->tk, A->ws, chat.p, chat.n, 0, &prompts[j], err, sizeof err);
-        seed_rng_init(&rng[j], seed_hash_mix(ep->sample_seed, 0x5ce11ULL));
-        w[e].an.source = SEED__SKILL_SOURCE__SKILL_SELF;
+        const Seed__Episode *ep = g->episodes[idx[j]];
+        t[j] = (skill_traj){g->env, task, episode_steps(ep), (int)ep->n_steps, ep->episode_return,
+                            ep->won};
+        seeds[j] = ep->sample_seed;
+        if (!t[j].steps) rc = seed_errf(err, sizeof err, "out of memory");
+        w[idx[j]].an.source = SEED__SKILL_SOURCE__SKILL_SELF;
     }
     const analyzer_gen gn = {A->m,
                              A->n_slots,
                              A->max_seq,
-                             max_new,
+                             A->job->analyzer.max_skill_tokens,
                              A->vocab,
                              A->end_id,
-                             {(float)A->job->analyzer.skill_temperature,
-                              (float)A->job->sampling.top_p, A->job->sampling.top_k},
+                             analyzer_skill_sampler(A->job),
                              A->logits,
                              A->scratch};
-    if (!rc && m > 0) rc = analyzer_generate(&gn, m, prompts, rng, gen, ng, err, sizeof err);
-    for (int j = 0; j < m && !rc; j++) {
-        seed_sbuf txt = {0};
-        if (tok_decode(A->tk, gen + (size_t)j * (size_t)max_new, (size_t)ng[j],
-                       TOK_DECODE_SKIP_SPECIAL, &txt, err, sizeof err) == 0 &&
-            txt.p)
-            snprintf(w[idx[j]].text, sizeof w[idx[j]].text, "%s", txt.p);
-        seed_sbuf_free(&txt);
-    }
+    if (!rc) rc = analyzer_self_skills(&gn, A->tk, A->ws, m, t, seeds, text, err, sizeof err);
+    for (int j = 0; j < m && !rc; j++)
+        snprintf(w[idx[j]].text, sizeof w[idx[j]].text, "%s", text[j].p ? text[j].p : "");
     if (rc) seed_log(SEED_LOG_ERROR, "self skill: %s", err);
-    for (int j = 0; j < n && prompts; j++) tok_ids_free(&prompts[j]);
-    seed_sbuf_free(&chat);
-    free(prompts);
-    free(gen);
-    free(ng);
+    for (int j = 0; j < m && t; j++) free((void *)t[j].steps);
+    for (int j = 0; j < n && text; j++) seed_sbuf_free(&text[j]);
+    free(t);
+    free(seeds);
+    free(text);
     free(idx);
-    free(rng);
     return rc;
 }
 

@@ -1,6 +1,8 @@
 /* generate.c — see generate.h. */
 #include "analyzer/generate.h"
 
+#include <stdlib.h>
+
 #include "common/util.h"
 
 #define GEN_MAX_SLOTS 64
@@ -46,4 +48,38 @@ int analyzer_generate(const analyzer_gen *g, int n, const tok_ids *prompts, seed
         }
     }
     return 0;
+}
+
+model_sampler analyzer_skill_sampler(const job_config *job) {
+    return (model_sampler){(float)job->analyzer.skill_temperature, (float)job->sampling.top_p,
+                           job->sampling.top_k};
+}
+
+int analyzer_self_skills(const analyzer_gen *g, tok *tk, tok_ws *ws, int n, const skill_traj *t,
+                         const uint64_t *sample_seed, seed_sbuf *text, char *err, size_t errlen) {
+    tok_ids *prompts = calloc((size_t)n + 1, sizeof *prompts);
+    int *gen = calloc((size_t)n * (size_t)g->max_new + 1, sizeof(int));
+    int *ng = calloc((size_t)n + 1, sizeof(int));
+    seed_rng *rng = calloc((size_t)n + 1, sizeof *rng);
+    seed_sbuf chat = {0};
+    int rc = (!prompts || !gen || !ng || !rng)
+                 ? seed_errf(err, errlen, "out of memory for %d self skills", n)
+                 : 0;
+    for (int i = 0; i < n && !rc; i++) {
+        chat.n = 0;
+        rc = skill_request_chat(&t[i], ANALYZER_SKILL_OBS_CHARS, &chat, err, errlen);
+        if (!rc) rc = tok_encode(tk, ws, chat.p, chat.n, 0, &prompts[i], err, errlen);
+        seed_rng_init(&rng[i], seed_hash_mix(sample_seed[i], 0x5ce11ULL));
+    }
+    if (!rc && n > 0) rc = analyzer_generate(g, n, prompts, rng, gen, ng, err, errlen);
+    for (int i = 0; i < n && !rc; i++)
+        rc = tok_decode(tk, gen + (size_t)i * (size_t)g->max_new, (size_t)ng[i],
+                        TOK_DECODE_SKIP_SPECIAL, &text[i], err, errlen);
+    for (int i = 0; prompts && i < n; i++) tok_ids_free(&prompts[i]);
+    seed_sbuf_free(&chat);
+    free(prompts);
+    free(gen);
+    free(ng);
+    free(rng);
+    return rc;
 }

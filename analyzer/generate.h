@@ -15,9 +15,12 @@
 #define SEED_ANALYZER_GENERATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "common/job.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
+#include "roles/skill.h"
 
 /* The analysis prompt cuts each observation to this many characters (skill_request_chat). */
 #define ANALYZER_SKILL_OBS_CHARS 400
@@ -32,5 +35,18 @@ typedef struct analyzer_gen {
 /* Returns 0, or -1 with a sentence in err (no room for a reply, a model error). */
 int analyzer_generate(const analyzer_gen *g, int n, const tok_ids *prompts, seed_rng *rng, int *out,
                       int *nout, char *err, size_t errlen);
+
+/* The sampler self skills are written with: analyzer.skill_temperature and the job's
+ * top-p and top-k. */
+model_sampler analyzer_skill_sampler(const job_config *job);
+
+/* The policy's own skills for n trajectories, as the analyzer writes them: each
+ * trajectory's analysis prompt (skill_request_chat, observations cut to
+ * ANALYZER_SKILL_OBS_CHARS) generated with g, trajectory i's reply sampled with an rng
+ * seeded from sample_seed[i] (the episode's sampler seed); text[i] (n zeroed buffers, the
+ * caller frees them) gets the reply decoded without special tokens. Returns 0, or -1 with
+ * a sentence in err. */
+int analyzer_self_skills(const analyzer_gen *g, tok *tk, tok_ws *ws, int n, const skill_traj *t,
+                         const uint64_t *sample_seed, seed_sbuf *text, char *err, size_t errlen);
 
 #endif

@@ -36,10 +36,9 @@
  *
  * The self-written skill: the analyzer writes it in a static function of
  * analyzer/analyzer_main.c (self_skills) that takes a wire message, so it cannot be called;
- * this tool renders the same analysis prompt (skill_request_chat, observations cut to
- * ANALYZER_SKILL_OBS_CHARS as the analyzer does) and generates it with the analyzer's
- * generation (analyzer/generate.h) at analyzer.skill_temperature, seeded from the
- * episode's sampler seed as the analyzer does. (Before December 7 this tool wrote them at
+ * this tool hands the same trajectories to the function it calls (analyzer_self_skills,
+ * analyzer/generate.h: the analysis prompt, the generation at analyzer.skill_temperature,
+ * one rng per episode seeded from its sampler seed). (Before December 7 this tool wrote them at
  * --temperature: add analyzer.skill_temperature=T to reproduce an older table.)
  *
  * --tokens FILE writes, for every step of the policy's skill-free episodes and each skill,
@@ -319,17 +318,14 @@ static int oracle_skill(opd_ctx *C, const opd_episode *ep, opd_skill *out) {
     return rc;
 }
 
-/* The policy's own skills for episodes eps[0..n): the analysis prompt of analyzer/skill.h,
- * generated as the analyzer does (analyzer/generate.h) at analyzer.skill_temperature. */
+/* The policy's own skills for episodes eps[0..n), written by the analyzer's own code
+ * (analyzer_self_skills) at analyzer.skill_temperature. */
 static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char *err,
                        size_t errlen) {
-    const int max_new = C->job->analyzer.max_skill_tokens;
-    tok_ids *prompts = calloc((size_t)n + 1, sizeof *prompts);
-    int *gen = calloc((size_t)n * (size_t)max_new + 1, sizeof(int));
-    int *ng = calloc((size_t)n + 1, sizeof(int));
-    seed_rng *rng = calloc((size_t)n + 1, sizeof *rng);
-    seed_sbuf chat = {0}, txt = {0};
-    int rc = (!prompts || !gen || !ng || !rng) ? seed_errf(err, errlen, "out of memory") : 0;
+    skill_traj *t = calloc((size_t)n + 1, sizeof *t);
+    uint64_t *seeds = calloc((size_t)n + 1, sizeof *seeds);
+    seed_sbuf *text = calloc((size_t)n + 1, sizeof *text);
+    int rc = (!t || !seeds || !text) ? seed_errf(err, errlen, "out of memory") : 0;
     for (int e = 0; e < n && !rc; e++) {
         const opd_episode *ep = &eps[e];
         skill_traj_step *ts = calloc((size_t)ep->n + 1, sizeof *ts);
@@ -342,37 +338,20 @@ static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char
             ts[k].action = ep->st[k].valid ? ep->st[k].action : "";
             ts[k].reward = ep->st[k].reward;
         }
-        skill_traj t = {C->env_name, ep->task_text, ts, ep->n, ep->ret, ep->won};
-        chat.n = 0;
-        rc = skill_request_chat(&t, ANALYZER_SKILL_OBS_CHARS, &chat, err, errlen);
-        free(ts);
-        if (!rc) rc = tok_encode(C->tk, C->ws, chat.p, chat.n, 0, &prompts[e], err, errlen);
-        seed_rng_init(&rng[e], seed_hash_mix(ep->sample_seed, 0x5ce11ULL));
+        t[e] = (skill_traj){C->env_name, ep->task_text, ts, ep->n, ep->ret, ep->won};
+        seeds[e] = ep->sample_seed;
     }
-    const analyzer_gen gn = {C->m,
-                             SEED_MIN(C->n_slots, 64), /* generate.h's most */
-                             C->max_seq,
-                             max_new,
-                             C->vocab,
-                             C->end_id,
-                             {(float)C->job->analyzer.skill_temperature,
-                              (float)C->job->sampling.top_p, C->job->sampling.top_k},
-                             C->logits,
+    const analyzer_gen gn = {C->m,       SEED_MIN(C->n_slots, 64), /* generate.h's most */
+                             C->max_seq, C->job->analyzer.max_skill_tokens, C->vocab,
+                             C->end_id,  analyzer_skill_sampler(C->job),    C->logits,
                              C->scratch};
-    if (!rc) rc = analyzer_generate(&gn, n, prompts, rng, gen, ng, err, errlen);
-    for (int e = 0; e < n && !rc; e++) {
-        txt.n = 0;
-        rc = tok_decode(C->tk, gen + (size_t)e * (size_t)max_new, (size_t)ng[e],
-                        TOK_DECODE_SKIP_SPECIAL, &txt, err, errlen);
-        if (!rc) skill_set(C, &out[e], txt.p ? txt.p : "", eps[e].n);
-    }
-    for (int e = 0; prompts && e < n; e++) tok_ids_free(&prompts[e]);
-    seed_sbuf_free(&chat);
-    seed_sbuf_free(&txt);
-    free(prompts);
-    free(gen);
-    free(ng);
-    free(rng);
+    if (!rc) rc = analyzer_self_skills(&gn, C->tk, C->ws, n, t, seeds, text, err, errlen);
+    for (int e = 0; e < n && !rc; e++) skill_set(C, &out[e], text[e].p ? text[e].p : "", eps[e].n);
+    for (int e = 0; t && e < n; e++) free((void *)t[e].steps);
+    for (int e = 0; text && e < n; e++) seed_sbuf_free(&text[e]);
+    free(t);
+    free(seeds);
+    free(text);
     return rc;
 }
 
