@@ -558,7 +558,7 @@ static int setup(analyzer *A) {
                                      job->analyzer.max_skill_tokens * 2);
     /* one KV slot per episode for the self-skill generation; scoring (analyzer/score.h)
      * pins up to two more for the group's shared prompt prefixes and needs at least 3 */
-    A->n_slots = SEED_MIN(SEED_MAX(job->algorithm.group_size + 2, 3), 64);
+    A->n_slots = SEED_MIN(SEED_MAX(job->algorithm.group_size + 2, 3), ANALYZER_GEN_MAX_SLOTS);
     model_limits lim = {.max_batch_seqs = A->n_slots,
                         .max_seq_len = A->max_seq,
                         .max_train_tokens = 0,

@@ -5,19 +5,17 @@
 
 #include "common/util.h"
 
-#define GEN_MAX_SLOTS 64
-
 int analyzer_generate(const analyzer_gen *g, int n, const tok_ids *prompts, seed_rng *rng, int *out,
                       int *nout, char *err, size_t errlen) {
     const int cap = g->max_seq - g->max_new;
     if (cap < 1 || g->max_new < 1)
         return seed_errf(err, errlen, "no room for a %d-token reply in a %d-token context",
                          g->max_new, g->max_seq);
-    if (g->n_slots < 1 || g->n_slots > GEN_MAX_SLOTS)
+    if (g->n_slots < 1 || g->n_slots > ANALYZER_GEN_MAX_SLOTS)
         return seed_errf(err, errlen, "generation slots %d outside [1, %d]", g->n_slots,
-                         GEN_MAX_SLOTS);
-    int cs[GEN_MAX_SLOTS], cl[GEN_MAX_SLOTS];
-    const int *ct[GEN_MAX_SLOTS];
+                         ANALYZER_GEN_MAX_SLOTS);
+    int cs[ANALYZER_GEN_MAX_SLOTS], cl[ANALYZER_GEN_MAX_SLOTS];
+    const int *ct[ANALYZER_GEN_MAX_SLOTS];
     for (int e = 0; e < n; e++) nout[e] = 0;
     for (int base = 0; base < n; base += g->n_slots) {
         int m = SEED_MIN(g->n_slots, n - base), nc = 0;

@@ -3,7 +3,7 @@
  * the same skills to measure them.
  *
  * Contract:
- *  - Prompts are generated in waves of n_slots (at most 64, at most the model's
+ *  - Prompts are generated in waves of n_slots (at most ANALYZER_GEN_MAX_SLOTS, at most the model's
  *    max_batch_seqs); each wave clears and uses KV slots [0, n_slots).
  *  - A prompt longer than max_seq - max_new tokens keeps its end (the trajectory's
  *    latest steps and the analysis request), so the reply always fits.
@@ -21,6 +21,9 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "roles/skill.h"
+
+/* The most KV slots one generation wave uses (analyzer_generate refuses more). */
+#define ANALYZER_GEN_MAX_SLOTS 64
 
 /* The analysis prompt cuts each observation to this many characters (skill_request_chat). */
 #define ANALYZER_SKILL_OBS_CHARS 400

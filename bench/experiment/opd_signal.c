@@ -34,12 +34,12 @@
  *    at that state, teacher-forced: render_expert_reply, what stage 0 teaches).
  *    If q - s is signal it is positive on expert actions and negative on others.
  *
- * The self-written skill: the analyzer writes it in a static function of
- * analyzer/analyzer_main.c (self_skills) that takes a wire message, so it cannot be called;
- * this tool hands the same trajectories to the function it calls (analyzer_self_skills,
- * analyzer/generate.h: the analysis prompt, the generation at analyzer.skill_temperature,
- * one rng per episode seeded from its sampler seed). (Before December 7 this tool wrote them at
- * --temperature: add analyzer.skill_temperature=T to reproduce an older table.)
+ * The self-written skill: the analyzer daemon and this tool both write it with
+ * analyzer_self_skills (analyzer/generate.h: the analysis prompt, the generation at
+ * analyzer.skill_temperature, one rng per episode seeded from its sampler seed); the
+ * daemon builds the trajectories from a wire message, this tool from its own episodes.
+ * (Before December 7 this tool wrote them at --temperature: add
+ * analyzer.skill_temperature=T to reproduce an older table.)
  *
  * --tokens FILE writes, for every step of the policy's skill-free episodes and each skill,
  * the taken reply token by token with its q - s, to see which tokens the skill moves.
@@ -341,9 +341,14 @@ static int self_skills(opd_ctx *C, opd_episode *eps, int n, opd_skill *out, char
         t[e] = (skill_traj){C->env_name, ep->task_text, ts, ep->n, ep->ret, ep->won};
         seeds[e] = ep->sample_seed;
     }
-    const analyzer_gen gn = {C->m,       SEED_MIN(C->n_slots, 64), /* generate.h's most */
-                             C->max_seq, C->job->analyzer.max_skill_tokens, C->vocab,
-                             C->end_id,  analyzer_skill_sampler(C->job),    C->logits,
+    const analyzer_gen gn = {C->m,
+                             SEED_MIN(C->n_slots, ANALYZER_GEN_MAX_SLOTS),
+                             C->max_seq,
+                             C->job->analyzer.max_skill_tokens,
+                             C->vocab,
+                             C->end_id,
+                             analyzer_skill_sampler(C->job),
+                             C->logits,
                              C->scratch};
     if (!rc) rc = analyzer_self_skills(&gn, C->tk, C->ws, n, t, seeds, text, err, errlen);
     for (int e = 0; e < n && !rc; e++) skill_set(C, &out[e], text[e].p ? text[e].p : "", eps[e].n);
