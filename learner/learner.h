@@ -21,7 +21,7 @@
 /* An analyzer's credit on the hub: groups it asked for and has not been sent. */
 typedef struct learner_credit {
     wire_peer who;
-    char id[160]; /* the READY's sender: the analyzer's telemetry id ("" when not a name) */
+    char id[160]; /* the READY's sender: the analyzer's telemetry id, its ledger's key */
     int credit;
     double last; /* monotonic time of its last READY */
 } learner_credit;

@@ -230,6 +230,14 @@ static void on_ready(learner *l, Seed__Envelope *e) {
         on_actor_ready(l, e);
         return;
     }
+    if (!wire_name_ok(e->sender, WIRE_MAX_NAME, 0)) {
+        /* the hub keeps a ledger per analyzer name: one it cannot name gets nothing */
+        pthread_mutex_lock(&l->mu);
+        reject(l, "groups_out", e, WIRE_REJ_CREDIT, "an analyzer's READY without a sender name");
+        pthread_mutex_unlock(&l->mu);
+        wire_free(e);
+        return;
+    }
     const wire_peer *from = &l->rx_out.from;
     learner_credit *c = NULL;
     for (int i = 0; i < l->n_credits && !c; i++)
@@ -247,8 +255,7 @@ static void on_ready(learner *l, Seed__Envelope *e) {
         int want = SEED_MIN(SEED_MAX(e->control->count, 1), LEARNER_MAX_CREDIT);
         c->credit = SEED_MIN(c->credit + want, LEARNER_MAX_CREDIT);
         c->last = seed_now();
-        snprintf(c->id, sizeof c->id, "%s",
-                 wire_name_ok(e->sender, WIRE_MAX_NAME, 0) ? e->sender : "");
+        snprintf(c->id, sizeof c->id, "%s", e->sender);
     }
     wire_free(e);
 }
@@ -278,6 +285,18 @@ static void flush_hub(learner *l) {
             if (l->credits[j].credit > 0) k = j;
         }
         if (k < 0) return; /* nobody asked: the group waits here */
+        /* the ledger of what this analyzer holds (lost with it if it dies): a group goes
+         * only where it is kept, also to an analyzer not heard on telemetry yet */
+        pthread_mutex_lock(&l->mu);
+        int room =
+            learner_stats_find(&l->st, l->credits[k].id) || l->st.n_peers < LEARNER_MAX_PEERS;
+        pthread_mutex_unlock(&l->mu);
+        if (!room) {
+            seed_log(SEED_LOG_WARN, "analyzer %s: the peer table is full (%d), dropping its credit",
+                     l->credits[k].id, LEARNER_MAX_PEERS);
+            l->credits[k] = l->credits[--l->n_credits];
+            continue;
+        }
         char err[SEED_ERRLEN];
         int rc = wire_send_to(l->groups_out, &l->credits[k].who, e, ZMQ_DONTWAIT, err, sizeof err);
         if (rc < 0) {
@@ -289,9 +308,8 @@ static void flush_hub(learner *l) {
         l->credits[k].credit--;
         l->next_credit = (k + 1) % SEED_MAX(l->n_credits, 1);
         pthread_mutex_lock(&l->mu);
-        /* the ledger of what this analyzer holds: lost with it if it dies */
-        learner_peer *p =
-            l->credits[k].id[0] ? learner_stats_peer(&l->st, l->credits[k].id, seed_now()) : NULL;
+        /* only this thread adds or drops peers: the room checked above is still there */
+        learner_peer *p = learner_stats_peer(&l->st, l->credits[k].id, seed_now());
         if (p) p->outstanding += g->n_episodes;
         learner_q_take(&l->hub_q, (const int[]){0}, 1, &e);
         pthread_mutex_unlock(&l->mu);
@@ -307,9 +325,7 @@ static void flush_hub(learner *l) {
 int learner_credit_outstanding(const learner *l) {
     int n = l->hub_q.n + l->train_q.n + l->training_groups;
     for (int i = 0; i < l->n_actor_credits; i++) n += l->actor_credits[i].held;
-    uint64_t eps = 0;
-    for (int i = 0; i < l->st.n_peers; i++)
-        if (l->st.peers[i].role == SEED__ROLE__ROLE_ANALYZER) eps += l->st.peers[i].outstanding;
+    uint64_t eps = learner_stats_dealt(&l->st);
     const uint64_t G = (uint64_t)SEED_MAX(l->job->algorithm.group_size, 1);
     return n + (int)SEED_MIN((eps + G - 1) / G, (uint64_t)1 << 20);
 }
@@ -380,10 +396,7 @@ static void budget_update(learner *l) {
     pthread_mutex_lock(&l->mu);
     int held = 0;
     for (int i = 0; i < l->n_actor_credits; i++) held += l->actor_credits[i].held;
-    uint64_t at_analyzers = l->orphan_dealt;
-    for (int i = 0; i < l->st.n_peers; i++)
-        if (l->st.peers[i].role == SEED__ROLE__ROLE_ANALYZER)
-            at_analyzers += l->st.peers[i].outstanding;
+    uint64_t at_analyzers = l->orphan_dealt + learner_stats_dealt(&l->st);
     const int closed = l->stage == 2 && budget_projected(l) >= (double)max;
     const int dry = closed && held == 0 && l->hub_q.n == 0 && at_analyzers == 0;
     if (dry && !l->budget_dry) pthread_cond_broadcast(&l->cv);
@@ -456,9 +469,7 @@ static void expire_actor_credit(learner *l, double now, double peer_timeout) {
     pthread_mutex_lock(&l->mu);
     for (int i = 0; i < l->n_actor_credits;) {
         learner_actor_credit *c = &l->actor_credits[i];
-        const learner_peer *p = NULL;
-        for (int k = 0; k < l->st.n_peers && !p; k++)
-            if (!strcmp(l->st.peers[k].id, c->id)) p = &l->st.peers[k];
+        const learner_peer *p = learner_stats_find(&l->st, c->id);
         int gone = p ? p->incarnation && c->incarnation && p->incarnation != c->incarnation
                      : now - c->last > peer_timeout;
         if (gone) {
@@ -483,9 +494,7 @@ static void on_scored(learner *l, Seed__Envelope *e) {
      * was forgotten, lost or requeued from the checkpoint with a restart, or received by a
      * learner killed after its last checkpoint): training it would count it twice. */
     uint64_t n = sg->group->n_episodes;
-    learner_peer *p = NULL;
-    for (int i = 0; sg->analyzer_id && i < l->st.n_peers && !p; i++)
-        if (!strcmp(l->st.peers[i].id, sg->analyzer_id)) p = &l->st.peers[i];
+    learner_peer *p = sg->analyzer_id ? learner_stats_find(&l->st, sg->analyzer_id) : NULL;
     int held = 1;
     if (p && p->outstanding >= n)
         p->outstanding -= n;
@@ -732,9 +741,7 @@ void learner_counters_save(learner *l, learner_ckpt_state *st) {
     weights_pub_stats_get(l->pub, &ws);
     learner_ckpt_counter_set(st, "malformed", learner_malformed(l) + ws.malformed);
     /* what analyzers hold: received, not in pending.bin, and maybe never coming back */
-    uint64_t dealt = l->orphan_dealt;
-    for (int i = 0; i < l->st.n_peers; i++)
-        if (l->st.peers[i].role == SEED__ROLE__ROLE_ANALYZER) dealt += l->st.peers[i].outstanding;
+    uint64_t dealt = l->orphan_dealt + learner_stats_dealt(&l->st);
     learner_ckpt_counter_set(st, "dealt_outstanding", dealt);
     for (size_t k = 0; k < sizeof KEPT_REASONS / sizeof KEPT_REASONS[0]; k++) {
         const learner_reasons *r = (const learner_reasons *)((char *)&l->st + KEPT_REASONS[k].off);

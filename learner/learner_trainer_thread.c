@@ -469,7 +469,17 @@ static int rl_loop(learner *l, char *err, size_t errlen) {
         }
         l->dropped_overlong += (uint64_t)s.dropped_overlong;
         l->skipped_nonfinite += (uint64_t)s.skipped_nonfinite;
-        if (!s.applied) l->training_groups = 0;
+        if (!s.applied) {
+            /* a step without an update (a non-finite loss or gradient, no response token
+             * to train, a failed step) used its groups up untrained: received, lost */
+            l->training_groups = 0;
+            learner_stats_lose(&l->st,
+                               rc                    ? "step_failed"
+                               : s.skipped_nonfinite ? "step_nonfinite"
+                                                     : "step_empty",
+                               episodes);
+            l->st.episodes_lost_received += episodes;
+        }
         pthread_mutex_unlock(&l->mu);
         if (s.skipped_nonfinite) {
             append_metrics(l, &s, lr);

@@ -80,9 +80,15 @@ double learner_stats_rate(const learner_stats *s, int c, double seconds) {
     return (double)(s->snap_c[newest][c] - s->snap_c[oldest][c]) / dt;
 }
 
-learner_peer *learner_stats_peer(learner_stats *s, const char *id, double now) {
+learner_peer *learner_stats_find(learner_stats *s, const char *id) {
     for (int i = 0; i < s->n_peers; i++)
         if (!strcmp(s->peers[i].id, id)) return &s->peers[i];
+    return NULL;
+}
+
+learner_peer *learner_stats_peer(learner_stats *s, const char *id, double now) {
+    learner_peer *found = learner_stats_find(s, id);
+    if (found) return found;
     if (s->n_peers == LEARNER_MAX_PEERS) return NULL;
     learner_peer *p = &s->peers[s->n_peers++];
     memset(p, 0, sizeof *p);
@@ -134,6 +140,12 @@ void learner_reasons_merge(learner_reasons *dst, const learner_reasons *src) {
 
 uint64_t learner_peer_in_flight(const learner_peer *p) {
     return p->in_flight > p->outstanding ? p->in_flight : p->outstanding;
+}
+
+uint64_t learner_stats_dealt(const learner_stats *s) {
+    uint64_t n = 0;
+    for (int i = 0; i < s->n_peers; i++) n += s->peers[i].outstanding;
+    return n;
 }
 
 void learner_stats_lose(learner_stats *s, const char *reason, uint64_t n) {

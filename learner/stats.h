@@ -103,6 +103,8 @@ void learner_stats_episode(learner_stats *s, const char *env, const char *family
 void learner_stats_snapshot(learner_stats *s, double now);
 /* Rate of counter c per second over the last `seconds` of snapshots (0 when unknown). */
 double learner_stats_rate(const learner_stats *s, int c, double seconds);
+/* The peer with this id; NULL when the table has none. */
+learner_peer *learner_stats_find(learner_stats *s, const char *id);
 /* Find or add the peer with this id; NULL when the table is full. */
 learner_peer *learner_stats_peer(learner_stats *s, const char *id, double now);
 /* Mark peers silent for longer than timeout_s dead (counting their in-flight episodes
@@ -112,6 +114,10 @@ int learner_stats_expire(learner_stats *s, double now, double timeout_s);
 /* What a peer holds that dies with it: its reported in-flight episodes, or for an
  * analyzer the episodes dealt to it and not yet back, whichever is more. */
 uint64_t learner_peer_in_flight(const learner_peer *p);
+
+/* Episodes the hub dealt to analyzers and has not had back: every peer's ledger, also of
+ * one whose READY came before its first heartbeat (its role not known yet). */
+uint64_t learner_stats_dealt(const learner_stats *s);
 /* Count n episodes lost for `reason`. */
 void learner_stats_lose(learner_stats *s, const char *reason, uint64_t n);
 /* Count what peer p held as lost for `reason`: an actor's in-flight episodes, an

@@ -278,7 +278,7 @@ static cJSON *peer_object(const learner_peer *p, double now) {
     cJSON_AddNumberToObject(x, "groups_sent", (double)p->groups_sent);
     cJSON_AddNumberToObject(x, "groups_trained", (double)p->groups_trained);
     cJSON_AddNumberToObject(x, "in_flight", (double)p->in_flight);
-    if (p->role == SEED__ROLE__ROLE_ANALYZER)
+    if (p->role != SEED__ROLE__ROLE_ACTOR) /* also an analyzer not heard on telemetry yet */
         cJSON_AddNumberToObject(x, "outstanding", (double)p->outstanding);
     char inc[24];
     snprintf(inc, sizeof inc, "%016llx", (unsigned long long)p->incarnation);

@@ -1,12 +1,18 @@
 """A soak with faults: the real loop (seed-learner, seed-actor, seed-analyzer, seedctl on
 loopback) under a chaos driver, then checks that the run survived it (issue 14 item 10).
 
-usage: soak.py [chaos|ledger] BIN_DIR REPO
+usage: soak.py [chaos|ledger|ledger_unknown|ledger_empty] BIN_DIR REPO
 
-`ledger` is the deterministic case behind the conservation check: an analyzer that takes a
-group, goes silent until the learner forgets it (its group counted lost) and then returns
-the group scored: the learner drops it (rejected.not_dealt) instead of training what it
-already counted lost, and the equation closes.
+The ledger cases are the deterministic ones behind the conservation check:
+  ledger          an analyzer that takes a group, goes silent until the learner forgets it
+                  (its group counted lost) and then returns the group scored: the learner
+                  drops it (rejected.not_dealt) instead of training what it already
+                  counted lost, and the equation closes;
+  ledger_unknown  a group dealt to an analyzer known only by its READY (no heartbeat yet)
+                  is in the checkpoint's dealt_outstanding, and a resumed learner's books
+                  close (chaos found this hole once: seed 307018814);
+  ledger_empty    groups used up by a step that makes no update are counted lost
+                  (step_empty), and the equation closes.
 
 Environment:
   SEED_SOAK_SECONDS  seconds of chaos (default 75: the CI form, ~3 minutes with start-up
@@ -803,79 +809,77 @@ def check_sent(relays, final, counts):
     return sent, terms
 
 
-def ledger():
-    """A group counted lost with its forgotten analyzer and then returned scored is not
-    trained (it would be counted twice): rejected.not_dealt, and the equation closes."""
+def ghost_deal(d, name, each=None):
+    """An analyzer `name` that asks the hub for a group on groups_out (DEALER d, READY
+    each second, after `each()` when given: its heartbeat) until the hub deals it one;
+    without `each` it never says a word on telemetry and the learner knows it only by the
+    groups it dealt it. Returns the group."""
+    ready = envelope(name)
+    ready.control.kind, ready.control.count = pb.Control.READY, 1
+    t0 = time.time()
+    while True:
+        assert time.time() - t0 < 300, "no group dealt to %s in 300 s" % name
+        if each:
+            each()
+        d.send(ready.SerializeToString())
+        if d.poll(1000):
+            break
+    got = pb.Envelope()
+    got.ParseFromString(d.recv())
+    return got.episode_group
+
+
+def scored(g, empty=False):
+    """The ScoredGroup a ghost analyzer returns for group g: s = q = the sampling
+    log-probs, or with `empty` every response emptied (no token left to train)."""
+    sc = envelope("ghost")
+    sg = sc.scored_group
+    sg.group.CopyFrom(g)
+    sg.scored_version, sg.analyzer_id = g.policy_version, "ghost"
+    for ep in sg.group.episodes:
+        a = sg.analyses.add()
+        for stp in ep.steps:
+            if empty:
+                del stp.response_ids[:]
+                del stp.sample_logprobs[:]
+            x = a.steps.add()
+            x.s.extend(stp.sample_logprobs)
+            x.q.extend(stp.sample_logprobs)
+    return sc.SerializeToString()
+
+
+def ledger_case(body, *learner_args):
+    """A deterministic ledger case: a learner (with learner_args) and actor-0 on loopback,
+    in stage 2; body(roles, port, tmp, socket) runs the case (socket(type, port offset)
+    connects a pyzmq socket closed at the end) and returns the line to print."""
     tmp = tempfile.mkdtemp(prefix="seed-ledger-")
     port = free_base_port()
     make_model(os.path.join(tmp, "model"))
-    job = write_job(tmp, port)
-    roles = Roles(tmp, job, {})
+    roles = Roles(tmp, write_job(tmp, port), {})
     roles.peer_args = lambda: []
+    socks = []
+
+    def socket(kind, offset):
+        z = CTX.socket(kind)
+        z.setsockopt(zmq.LINGER, 2000 if kind == zmq.PUSH else 0)
+        z.connect("tcp://127.0.0.1:%d" % (port + offset))
+        socks.append(z)
+        return z
     ok = False
     try:
-        roles.start("learner", "learner")
+        roles.start("learner", "learner", *learner_args)
         roles.start("actor", "actor-0")
         wait_for("stage 2 with the actor", lambda s: s["stage"] == "rl" and any(
             p["id"] == "actor-0" for p in s["peers"]), port, 300, roles)
-        tel = CTX.socket(zmq.PUSH)
-        tel.setsockopt(zmq.LINGER, 2000)
-        tel.connect("tcp://127.0.0.1:%d" % (port + 4))
-        hb = envelope("ghost")
-        h = hb.heartbeat
-        h.role, h.id, h.host, h.incarnation, h.pid = pb.ROLE_ANALYZER, "ghost", "h", 0x4747, 1
-        d = CTX.socket(zmq.DEALER)
-        d.setsockopt(zmq.LINGER, 0)
-        d.connect("tcp://127.0.0.1:%d" % (port + 1))
-        ready = envelope("ghost")
-        ready.control.kind, ready.control.count = pb.Control.READY, 1
-        t0 = time.time()
-        while True:  # a heartbeat and a READY each second until the hub deals a group
-            assert time.time() - t0 < 300, "no group dealt to ghost in 300 s"
-            tel.send(hb.SerializeToString())
-            d.send(ready.SerializeToString())
-            if d.poll(1000):
-                break
-        got = pb.Envelope()
-        got.ParseFromString(d.recv())
-        g = got.episode_group
-        n = len(g.episodes)
-        st = wait_for("ghost forgotten, its group lost", lambda s: all(
-            p["id"] != "ghost" for p in s["peers"]) and s["counts"]["episodes_lost_received"] >= n,
-            port, 60, roles)
-        scored0, trained0 = st["counts"]["groups_scored"], st["counts"]["episodes_trained"]
-        sc = envelope("ghost")
-        sg = sc.scored_group
-        sg.group.CopyFrom(g)
-        sg.scored_version, sg.analyzer_id = g.policy_version, "ghost"
-        for ep in g.episodes:
-            a = sg.analyses.add()
-            for stp in ep.steps:
-                x = a.steps.add()
-                x.s.extend(stp.sample_logprobs)
-                x.q.extend(stp.sample_logprobs)
-        push = CTX.socket(zmq.PUSH)
-        push.setsockopt(zmq.LINGER, 2000)
-        push.connect("tcp://127.0.0.1:%d" % (port + 2))
-        push.send(sc.SerializeToString())
-        st = wait_for("the returned group dropped as not dealt",
-                      lambda s: s["rejected"].get("not_dealt", 0) >= 1, port, 60, roles)
-        assert st["counts"]["groups_scored"] == scored0, st["counts"]
-        roles.stop("actor-0", signal.SIGTERM)
-        st = wait_for("the actor forgotten", lambda s: not s["peers"], port, 60, roles)
-        received, terms, diff = conservation(st["counts"], st["queues"])
-        assert diff == 0 and st["counts"]["episodes_trained"] == trained0, \
-            ("conservation", received, terms, diff)
-        for s in (tel, d, push):
-            s.close()
+        print(body(roles, port, tmp, socket))
         ok = True
-        print("ledger: a group lost with its forgotten analyzer and returned later was dropped "
-              "(not_dealt), not trained; %d received = %s" % (received, terms))
     except AssertionError:
         for n_ in sorted({n for _, n, _ in roles.all}):
             print("== %s\n%s" % (n_, tail(tmp, n_, 25)), file=sys.stderr)
         raise
     finally:
+        for z in socks:
+            z.close()
         roles.stop_all()
         CTX.destroy(linger=0)
         if ok and not os.environ.get("SEED_KEEP_LOGS"):
@@ -884,4 +888,96 @@ def ledger():
             print("logs kept in", tmp, file=sys.stderr)
 
 
-ledger() if CASE == "ledger" else main()
+def ledger(roles, port, tmp, socket):
+    """A group counted lost with its forgotten analyzer and then returned scored is not
+    trained (it would be counted twice): rejected.not_dealt, and the equation closes."""
+    tel = socket(zmq.PUSH, 4)
+    hb = envelope("ghost")
+    h = hb.heartbeat
+    h.role, h.id, h.host, h.incarnation, h.pid = pb.ROLE_ANALYZER, "ghost", "h", 0x4747, 1
+    g = ghost_deal(socket(zmq.DEALER, 1), "ghost", lambda: tel.send(hb.SerializeToString()))
+    n = len(g.episodes)
+    st = wait_for("ghost forgotten, its group lost", lambda s: all(
+        p["id"] != "ghost" for p in s["peers"]) and s["counts"]["episodes_lost_received"] >= n,
+        port, 60, roles)
+    scored0, trained0 = st["counts"]["groups_scored"], st["counts"]["episodes_trained"]
+    socket(zmq.PUSH, 2).send(scored(g))
+    st = wait_for("the returned group dropped as not dealt",
+                  lambda s: s["rejected"].get("not_dealt", 0) >= 1, port, 60, roles)
+    assert st["counts"]["groups_scored"] == scored0, st["counts"]
+    roles.stop("actor-0", signal.SIGTERM)
+    st = wait_for("the actor forgotten", lambda s: not s["peers"], port, 60, roles)
+    received, terms, diff = conservation(st["counts"], st["queues"])
+    assert diff == 0 and st["counts"]["episodes_trained"] == trained0, \
+        ("conservation", received, terms, diff)
+    return ("ledger: a group lost with its forgotten analyzer and returned later was dropped "
+            "(not_dealt), not trained; %d received = %s" % (received, terms))
+
+
+# the ghost of the cases below stays known (never forgotten) for the whole case
+LEDGER_KEEP = "wire.peer_timeout_ms=600000"
+
+
+def ledger_unknown(roles, port, tmp, socket):
+    """A group dealt to an analyzer the learner has not heard on telemetry yet (its READY
+    came first: a restarted learner, a cut telemetry link) is in the checkpoint's ledger
+    of what analyzers hold (dealt_outstanding), so a learner resumed from it counts it
+    (queues.orphan_dealt) and the equation closes. The soak's chaos lost such a group
+    once: the ledger summed only peers whose role a heartbeat had named."""
+    g = ghost_deal(socket(zmq.DEALER, 1), "ghost")
+    n = len(g.episodes)
+    st = wait_for("the ghost in the peer table, holding its group", lambda s: any(
+        p["id"] == "ghost" and p.get("outstanding") == n for p in s["peers"]), port, 60, roles)
+    ghost = [p for p in st["peers"] if p["id"] == "ghost"][0]
+    assert ghost["role"] not in ("analyzer", "actor"), ("the ghost's role is known", ghost)
+    roles.stop("actor-0", signal.SIGTERM)
+    rc = roles.stop("learner", signal.SIGTERM)
+    assert rc == 0, "the learner exited %s on SIGTERM:\n%s" % (rc, tail(tmp, "learner"))
+    ck = os.path.join(tmp, "run", "ckpt")
+    name = open(os.path.join(ck, "latest")).read().strip()
+    kept = json.load(open(os.path.join(ck, name, "trainer_state.json")))["counters"]
+    assert kept.get("dealt_outstanding", 0) >= n, ("the checkpoint's ledger misses the "
+                                                   "ghost's group", kept)
+    roles.start("learner", "learner", LEDGER_KEEP, "checkpoint.resume=true")
+    wait_for("the resumed learner", lambda s: s["stage"] == "rl", port, 120, roles)
+    st = wait_for("the checkpoint's queued groups back",
+                  lambda s: conservation(s["counts"], s["queues"])[2] == 0, port, 60, roles)
+    received, terms, diff = conservation(st["counts"], st["queues"])
+    assert st["queues"]["orphan_dealt"] >= n, ("the ghost's group is not orphaned", st["queues"])
+    return ("ledger_unknown: a group dealt to an analyzer known only by its READY is in the "
+            "checkpoint's ledger (dealt_outstanding %d) and the resumed learner's (orphan %d); "
+            "%d received = %s" % (kept["dealt_outstanding"], st["queues"]["orphan_dealt"],
+                                  received, terms))
+
+
+def ledger_empty(roles, port, tmp, socket):
+    """Groups taken by a step that makes no update (here: an analyzer returns its groups
+    with every response emptied, so the step has no token to train) are counted lost
+    (`step_empty`, received), not dropped from the books: the equation closes."""
+    d, push = socket(zmq.DEALER, 1), socket(zmq.PUSH, 2)
+    returned, t0 = 0, time.time()
+    while True:  # each group dealt to the ghost goes back with no response token
+        assert time.time() - t0 < 300, "no step_empty loss in 300 s"
+        st = status(port)
+        if st and st["episodes_lost_by_reason"].get("step_empty", 0) > 0:
+            break
+        push.send(scored(ghost_deal(d, "ghost"), empty=True))
+        returned += 1
+    roles.stop("actor-0", signal.SIGTERM)
+    st = wait_for("the books closed, the ghost holding nothing",
+                  lambda s: conservation(s["counts"], s["queues"])[2] == 0 and
+                  all(p.get("outstanding", 0) == 0 for p in s["peers"]), port, 60, roles)
+    received, terms, diff = conservation(st["counts"], st["queues"])
+    assert st["counts"]["episodes_trained"] == 0, st["counts"]
+    assert st["episodes_lost_by_reason"]["step_empty"] == terms["lost_received"], st
+    return ("ledger_empty: %d groups returned with no response token; steps without an "
+            "update counted %d episodes lost (step_empty); %d received = %s" % (
+                returned, st["episodes_lost_by_reason"]["step_empty"], received, terms))
+
+
+if CASE == "ledger":
+    ledger_case(ledger)
+elif CASE in ("ledger_unknown", "ledger_empty"):
+    ledger_case(globals()[CASE], LEDGER_KEEP)
+else:
+    main()
