@@ -23,7 +23,9 @@ split of a pooled run, before December 7) get it on the next run that is not
 The sampling temperature and lr are the default job's (T 0.7, lr 1e-4), with a constant
 lr: a run stops at an env-step budget, not at job.total_steps, which the cosine schedule
 decays over.
-Results are appended to RUNS/results.jsonl as runs finish (a re-run skips what is done),
+Results are appended to RUNS/results.jsonl as runs finish (a re-run skips what is done;
+a run that fails is reported, left out of the table and rerun by the next invocation,
+and the others go on; the script then exits non-zero),
 then the report is written: the table of mean +- std over seeds per (env, mode, split),
 the paper's three claims tested on these numbers (the first also paired by job seed: a
 seed's grpo and seed runs share its pool and the unseen tasks, so the per-seed difference
@@ -243,6 +245,36 @@ def run_one(a, env, spec, seed, port):
             res["env_steps"] = rec["env_steps_seen"]
     res["curve"] = curve
     return res
+
+
+def run_all(a, results, done, done_path, run=None):
+    """Every (env, seed, mode) run not in `done`, modes interleaved so a cut-short
+    experiment stays fair; each finished row is appended to results and done_path. A run
+    that fails (its launch exits non-zero or times out, no final checkpoint, an evaluation
+    fails) is reported and the others go on: returns the failures, one line each."""
+    run = run or run_one
+    failed, k = [], 0
+    for env in a.envs:
+        for seed in range(a.seeds):
+            for spec in a.specs:
+                mode = spec[0]
+                k += 1
+                if (env, mode, seed) in done:
+                    continue
+                t0 = time.time()
+                try:
+                    r = run(a, env, spec, seed, a.base_port + 8 * (k % 100))
+                except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as ex:
+                    failed.append("%s %s seed %d: %s" % (env, mode, seed, ex))
+                    print("%-10s %-14s seed %d: FAILED: %s" % (env, mode, seed, ex), flush=True)
+                    continue
+                results.append(r)
+                with open(done_path, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+                print("%-10s %-14s seed %d: %s (%.1f min)" % (
+                    env, mode, seed, successes(r, splits(a)), (time.time() - t0) / 60),
+                    flush=True)
+    return failed
 
 
 def eval_start(a, env, seed):
@@ -496,22 +528,7 @@ def main():
                 f.write(json.dumps(r) + "\n")
             print("%-10s %-14s seed %d: %s" % (env, "start (no RL)", seed,
                                                successes(r, splits(a))), flush=True)
-    k = 0
-    for env in a.envs:
-        for seed in range(a.seeds):
-            for spec in a.specs:  # modes interleaved so a cut-short experiment stays fair
-                mode = spec[0]
-                k += 1
-                if (env, mode, seed) in done or a.report_only:
-                    continue
-                t0 = time.time()
-                r = run_one(a, env, spec, seed, a.base_port + 8 * (k % 100))
-                results.append(r)
-                with open(done_path, "a") as f:
-                    f.write(json.dumps(r) + "\n")
-                print("%-10s %-14s seed %d: %s (%.1f min)" % (
-                    env, mode, seed, successes(r, splits(a)), (time.time() - t0) / 60),
-                    flush=True)
+    failed = [] if a.report_only else run_all(a, results, done, done_path)
     out_dir = os.path.dirname(os.path.abspath(a.out))
     a.pngs = {}
     for env in a.envs:  # the modes asked for; seedctl plot overlays at most PLOT_MAX runs
@@ -523,8 +540,13 @@ def main():
                            runs[i:i + PLOT_MAX] + ["-o", os.path.join(out_dir, png)], check=True)
             a.pngs.setdefault(env, []).append(png)
     text = report(a, results)
+    if failed:
+        text += ("\n\nRuns that failed (not in the table; the same command reruns them):\n" +
+                 "".join("- %s\n" % x for x in failed))
     write_section(a.out, a.envs, text)
     print(text)
+    if failed:
+        sys.exit("seed_vs_grpo: %d run(s) failed" % len(failed))
 
 
 def write_section(path, envs, text):

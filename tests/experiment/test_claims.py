@@ -15,8 +15,10 @@ before the seen split was evaluated show "—" there, or the count of runs that 
 usage: test_claims.py BENCH_EXPERIMENT_DIR
 """
 import importlib.util
+import json
 import os
 import sys
+import tempfile
 
 
 def load(d):
@@ -121,6 +123,27 @@ def main():
     check("seen success 0.312 ± 0.088 vs 0.250 ± 0.000" in text and
           "paired by seed: 1 pair(s), too few" in text, "the seen claim pairs seed 0 only:\n"
           + text)
+
+    # a failed run is reported and the others go on (it stopped the whole experiment)
+    tmp = tempfile.TemporaryDirectory(prefix="claims_")
+    done_path = os.path.join(tmp.name, "results.jsonl")
+    a.base_port = 20000
+    ran = []
+
+    def run(a_, env, spec, seed, port):
+        ran.append((spec[0], seed))
+        if (spec[0], seed) == ("grpo", 0):
+            raise RuntimeError("exp-household-grpo-s0: seedctl launch exited 1")
+        return full(spec[0], seed, 0.5, 0.25, 0.125)
+    got, done = [], {("household", "seed", 1)}
+    failed = m.run_all(a, got, done, done_path, run)
+    check(ran == [("grpo", 0), ("seed", 0), ("grpo", 1)], "runs after a failure: %s" % ran)
+    check(failed == ["household grpo seed 0: exp-household-grpo-s0: seedctl launch exited 1"],
+          "the failure reported: %s" % failed)
+    kept = [(r["mode"], r["seed"]) for r in map(json.loads, open(done_path))]
+    check(kept == [("seed", 0), ("grpo", 1)] and len(got) == 2,
+          "results.jsonl holds the runs that finished: %s" % kept)
+    tmp.cleanup()
 
     for f in fails:
         print("FAIL:", f)
