@@ -54,7 +54,7 @@ typedef enum {
     WIRE_REJ_TOKEN,          /* "bad_token": a token id outside the vocabulary */
     WIRE_REJ_SCORES,         /* "bad_scores": s or q not finite or > 0 */
     WIRE_REJ_TELEMETRY,      /* "bad_telemetry": heartbeat counters past their bounds */
-    WIRE_REJ_CREDIT,         /* "bad_credit": a READY asking for < 0 or too many groups */
+    WIRE_REJ_CREDIT,         /* "bad_credit": a READY without a name or asking < 0 / too many */
     WIRE_REJ_N
 } wire_reject;
 
