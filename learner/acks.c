@@ -53,11 +53,15 @@ static void settle(learner_ack *e, uint64_t s) {
 }
 
 /* Seqs up to `upto` became known sent at t (the oldest evidence merges when full: its
- * seqs then wait longer, never less). */
+ * seqs then wait longer, never less). Unanchored, the claim is kept as evidence and
+ * nothing is pending yet (done follows known). */
 static void know(learner_ack *e, uint64_t upto, double t) {
     if (upto <= e->known) return;
     e->known = upto;
-    if (upto <= e->done) return; /* all of it settled: nothing to wait for */
+    if (!e->anchored)
+        e->done = upto;
+    else if (upto <= e->done)
+        return; /* all of it settled: nothing to wait for */
     if (e->n_ev == LEARNER_ACKS_EVIDENCE) {
         e->ev_upto[0] = e->ev_upto[1];
         e->ev_t[0] = e->ev_t[1];
@@ -69,6 +73,23 @@ static void know(learner_ack *e, uint64_t upto, double t) {
     }
     e->ev_upto[e->n_ev] = upto;
     e->ev_t[e->n_ev++] = t;
+}
+
+/* An unanchored incarnation's first group is seq base + 1: the seqs up to base were sent
+ * before this ledger heard of it and are settled without a count; its claims above base
+ * (within the window) wait for their grace from when they were made. */
+static void anchor(learner_ack *e, uint64_t base) {
+    e->anchored = 1;
+    e->done = e->known = base;
+    memset(e->win, 0, sizeof e->win);
+    int n = 0;
+    for (int k = 0; k < e->n_ev; k++) {
+        if (e->ev_upto[k] <= base || e->ev_upto[k] - base > LEARNER_ACKS_WINDOW) continue;
+        e->ev_upto[n] = e->ev_upto[k];
+        e->ev_t[n++] = e->ev_t[k];
+        e->known = SEED_MAX(e->known, e->ev_upto[k]);
+    }
+    e->n_ev = n;
 }
 
 /* Every seq up to `upto` not settled is lost: how many. */
@@ -89,10 +110,12 @@ static learner_ack *find(learner_acks *a, uint64_t inc) {
 }
 
 /* The open entry of inc: found, reopened from the closed ones, or new with `base`
- * settled. NULL when the table is full (or out of memory). */
+ * settled (anchored, or when !anchored known only by claims). *created says whether it
+ * is new to the ledger. NULL when the table is full (or out of memory). */
 static learner_ack *entry(learner_acks *a, const char *actor, uint64_t inc, uint64_t base,
-                          double t) {
+                          int anchored, double t, int *created) {
     learner_ack *e = find(a, inc);
+    *created = 0;
     if (!e) {
         if (a->n == LEARNER_ACKS_MAX) return NULL;
         if (a->n == a->cap) {
@@ -106,10 +129,14 @@ static learner_ack *entry(learner_acks *a, const char *actor, uint64_t inc, uint
         memset(e, 0, sizeof *e);
         e->incarnation = inc;
         e->done = e->known = base;
+        e->anchored = anchored;
+        *created = 1;
         for (int k = 0; k < a->n_closed; k++) {
             learner_ack_closed *c = &a->closed[k];
             if (c->incarnation == inc) { /* back after it was closed: where it was */
                 e->done = e->known = c->done;
+                e->anchored = 1;
+                *created = 0;
                 *c = a->closed[--a->n_closed];
                 break;
             }
@@ -140,7 +167,10 @@ static uint32_t record_check(const unsigned char *r) {
     return (uint32_t)seed_fnv1a64(r, JOURNAL_RECORD - 4);
 }
 
-/* A record: number, incarnation, seq, kind ('R' received, 'S' claimed sent), check. */
+/* A record: number, incarnation, seq, kind, check. Kinds: 'R' seq received, 'S' seq
+ * claimed sent, 'U' a new incarnation known only by its claim of seq, 'A' an incarnation
+ * anchored with seq settled before it (only where that is not 0 for a new one). A journal
+ * without 'U' and 'A' records (older) replays every incarnation anchored at 0. */
 static void journal_add(learner_acks *a, int kind, uint64_t inc, uint64_t seq) {
     if (a->fd < 0) return;
     unsigned char r[JOURNAL_RECORD];
@@ -180,8 +210,16 @@ int learner_acks_group(learner_acks *a, const char *actor, uint64_t inc, uint64_
                        uint64_t base, double t) {
     if (!inc || !seq) return LEARNER_ACK_UNTRACKED;
     if (seq > MAX_SEQ) return LEARNER_ACK_FAR;
-    learner_ack *e = entry(a, actor, inc, SEED_MIN(base, seq - 1), t);
+    int created;
+    base = SEED_MIN(base, seq - 1);
+    learner_ack *e = entry(a, actor, inc, base, 1, t, &created);
     if (!e) return LEARNER_ACK_FULL;
+    if (!e->anchored) {
+        anchor(e, seq - 1);
+        journal_add(a, 'A', inc, seq - 1);
+    } else if (created && base) {
+        journal_add(a, 'A', inc, base);
+    }
     if (settled(e, seq)) return LEARNER_ACK_LATE;
     if (seq - e->done > LEARNER_ACKS_WINDOW) return LEARNER_ACK_FAR;
     settle(e, seq);
@@ -192,15 +230,17 @@ int learner_acks_group(learner_acks *a, const char *actor, uint64_t inc, uint64_
 }
 
 int learner_acks_sent(learner_acks *a, const char *actor, uint64_t inc, uint64_t sent,
-                      uint64_t base, double t) {
+                      int anchor_new, double t) {
     if (!inc) return LEARNER_ACK_UNTRACKED;
     if (sent > MAX_SEQ) return LEARNER_ACK_FAR;
-    learner_ack *e = entry(a, actor, inc, SEED_MIN(base, sent), t);
+    int created;
+    learner_ack *e = entry(a, actor, inc, 0, anchor_new, t, &created);
     if (!e) return LEARNER_ACK_FULL;
+    if (created && !sent) e->anchored = 1; /* it has sent nothing yet: all it sends is ours */
     if (sent <= e->known) return LEARNER_ACK_NEW;
-    if (sent - e->done > LEARNER_ACKS_WINDOW) return LEARNER_ACK_FAR;
+    if (e->anchored && sent - e->done > LEARNER_ACKS_WINDOW) return LEARNER_ACK_FAR;
     know(e, sent, t);
-    journal_add(a, 'S', inc, sent);
+    journal_add(a, created && !e->anchored ? 'U' : 'S', inc, sent);
     return LEARNER_ACK_NEW;
 }
 
@@ -208,7 +248,7 @@ uint64_t learner_acks_tick(learner_acks *a, double t, double grace, double idle)
     uint64_t lost = 0;
     for (int i = 0; i < a->n;) {
         learner_ack *e = &a->v[i];
-        while (e->n_ev && t - e->ev_t[0] >= grace) {
+        while (e->anchored && e->n_ev && t - e->ev_t[0] >= grace) {
             lost += lose_upto(e, e->ev_upto[0]);
             for (int k = 0; k + 1 < e->n_ev; k++) {
                 e->ev_upto[k] = e->ev_upto[k + 1];
@@ -247,8 +287,11 @@ uint64_t learner_acks_pending(const learner_acks *a) {
 
 /* ---- checkpoint bytes -------------------------------------------------------------- */
 
-#define PACK_MAGIC "SEEDACK1"
-#define PACK_ENTRY (8 * (4 + WORDS)) /* incarnation, done, known, actor length, window */
+/* SEEDACK2; SEEDACK1 (read only) lacks the flags word: every entry anchored */
+#define PACK_MAGIC "SEEDACK2"
+#define PACK_MAGIC_V1 "SEEDACK1"
+#define PACK_ENTRY (8 * (5 + WORDS)) /* incarnation, done, known, actor length, flags, window */
+#define PACK_UNANCHORED 1u           /* flags: known only by its claims */
 
 int learner_acks_pack(const learner_acks *a, void **buf, size_t *len) {
     size_t n = 8 + 8 * 6 + (size_t)a->n_closed * 16;
@@ -263,8 +306,8 @@ int learner_acks_pack(const learner_acks *a, void **buf, size_t *len) {
     for (int i = 0; i < a->n; i++) {
         const learner_ack *e = &a->v[i];
         size_t al = strlen(e->actor);
-        uint64_t f[4] = {e->incarnation, e->done, e->known, al};
-        for (int k = 0; k < 4; k++, q += 8) put64(q, f[k]);
+        uint64_t f[5] = {e->incarnation, e->done, e->known, al, e->anchored ? 0 : PACK_UNANCHORED};
+        for (int k = 0; k < 5; k++, q += 8) put64(q, f[k]);
         for (int k = 0; k < WORDS; k++, q += 8) put64(q, e->win[k]);
         memcpy(q, e->actor, al);
         q += al;
@@ -283,7 +326,9 @@ int learner_acks_unpack(learner_acks *a, const void *buf, size_t len, double t, 
     const unsigned char *p = buf, *end = p + len;
     learner_acks_free(a);
     learner_acks_init(a);
-    if (len < 56 || memcmp(p, PACK_MAGIC, 8))
+    int v1 = len >= 8 && !memcmp(p, PACK_MAGIC_V1, 8);
+    size_t entry_len = PACK_ENTRY - (v1 ? 8 : 0);
+    if (len < 56 || (!v1 && memcmp(p, PACK_MAGIC, 8)))
         return seed_errf(err, errlen, "acks.bin: not a groups-in ledger (%zu bytes)", len);
     p += 8;
     uint64_t head[6];
@@ -301,9 +346,10 @@ int learner_acks_unpack(learner_acks *a, const void *buf, size_t len, double t, 
     a->received = head[2];
     a->lost = head[3];
     for (uint64_t i = 0; i < head[4]; i++) {
-        if ((size_t)(end - p) < PACK_ENTRY) goto short_;
+        if ((size_t)(end - p) < entry_len) goto short_;
         uint64_t inc = get64(p), done = get64(p + 8), known = get64(p + 16), al = get64(p + 24);
-        p += 32;
+        uint64_t flags = v1 ? 0 : get64(p + 32);
+        p += v1 ? 32 : 40;
         uint64_t win[WORDS];
         for (int k = 0; k < WORDS; k++, p += 8) win[k] = get64(p);
         if (al > 128 || (size_t)(end - p) < al) goto short_;
@@ -312,12 +358,14 @@ int learner_acks_unpack(learner_acks *a, const void *buf, size_t len, double t, 
         actor[al] = '\0';
         p += al;
         if (!inc || known > MAX_SEQ || done > known || known - done > LEARNER_ACKS_WINDOW ||
-            (al && !wire_name_ok(actor, 128, 0)) || find(a, inc))
+            (al && !wire_name_ok(actor, 128, 0)) || find(a, inc) || flags > PACK_UNANCHORED ||
+            (flags && done != known))
             return seed_errf(err, errlen,
                              "acks.bin: incarnation %llu (entry %llu): settled %llu, known "
-                             "sent %llu, actor '%s': not a valid ledger entry",
+                             "sent %llu, flags %llu, actor '%s': not a valid ledger entry",
                              (unsigned long long)inc, (unsigned long long)i,
                              (unsigned long long)done, (unsigned long long)known,
+                             (unsigned long long)flags,
                              al && wire_name_ok(actor, 128, 0) ? actor : "?");
         for (uint64_t b = known - done; b < LEARNER_ACKS_WINDOW; b++)
             if ((win[b / 64] >> (b % 64)) & 1u)
@@ -326,11 +374,13 @@ int learner_acks_unpack(learner_acks *a, const void *buf, size_t len, double t, 
                                  "%llu known sent",
                                  (unsigned long long)inc, (unsigned long long)(done + b + 1),
                                  (unsigned long long)known);
-        learner_ack *e = entry(a, actor, inc, done, t);
+        int created;
+        learner_ack *e = entry(a, actor, inc, done, !flags, t, &created);
         if (!e) return seed_errf(err, errlen, "out of memory reading acks.bin");
         e->known = known;
         memcpy(e->win, win, sizeof win);
-        if (known > done) { /* what was pending waits its grace anew */
+        if (known > done || (flags && known)) { /* what was pending (or claimed) waits its
+                                                 * grace anew */
             e->ev_upto[0] = known;
             e->ev_t[0] = t;
             e->n_ev = 1;
@@ -424,11 +474,16 @@ int learner_acks_journal_open(learner_acks *a, const char *path, double t, uint6
         uint64_t num = get64(r), inc = get64(r + 8), seq = get64(r + 16);
         if (num <= after) continue;
         if (num > a->journal_n) a->journal_n = num;
-        if (r[24] == 'S') {
-            learner_acks_sent(a, NULL, inc, seq, 0, t);
+        int created;
+        if (r[24] == 'S' || r[24] == 'U') {
+            learner_acks_sent(a, NULL, inc, seq, r[24] == 'S', t);
+        } else if (r[24] == 'A' && inc && seq <= MAX_SEQ) {
+            learner_ack *e = entry(a, NULL, inc, seq, 1, t, &created);
+            if (e && !e->anchored) anchor(e, seq);
         } else if (r[24] == 'R' && inc && seq && seq <= MAX_SEQ) {
             /* received by a learner that died before checkpointing it: lost with it */
-            learner_ack *e = entry(a, NULL, inc, 0, t);
+            learner_ack *e = entry(a, NULL, inc, 0, 1, t, &created);
+            if (e && !e->anchored) anchor(e, seq - 1);
             if (e && !settled(e, seq) && seq - e->done <= LEARNER_ACKS_WINDOW) {
                 settle(e, seq);
                 know(e, seq, t);

@@ -11,6 +11,15 @@
  * is not taken for lost) and it has not come. A group whose seq is already settled is
  * late (or a duplicate) and must be refused: it was counted once already.
  *
+ * A ledger that starts a new run cannot tell which of an incarnation's seqs were sent to
+ * it and which to another run's learner (an actor can outlive a learner). An incarnation
+ * it hears of first by a claim stays unanchored: its claims are kept, nothing of it is
+ * pending or settled, until its first group arrives, seq s. Groups on one connection
+ * arrive in order, so seqs below s were sent before this ledger heard of it (another
+ * run's, or lost before it began) and are settled without a count; the claims above s-1
+ * then count from when they were made. A group in flight behind its actor's first
+ * heartbeat is therefore received, not refused as late.
+ *
  * Contract:
  *  - Plain data; the caller holds the lock. Clocks are the caller's (seconds).
  *  - Bounded: at most LEARNER_ACKS_MAX open incarnations; one silent for `idle` with
@@ -19,7 +28,7 @@
  *    claim more than LEARNER_ACKS_WINDOW past the settled prefix is refused (FAR).
  *  - Persisted in a checkpoint (pack / unpack, with the journal's id and record count at
  *    the moment of the snapshot) and between checkpoints in a journal, an append-only
- *    file of what was received and claimed: a learner restarted from the checkpoint
+ *    file of what was received, claimed and anchored: a learner restarted from the checkpoint
  *    replays the records written after the snapshot, counting the groups the dead learner
  *    had received as lost in transit (they died with it: the checkpoint does not hold
  *    them). The journal survives the death of the process, not of the machine (no fsync
@@ -45,7 +54,8 @@ typedef struct learner_ack {
     int n_ev;
     uint64_t ev_upto[LEARNER_ACKS_EVIDENCE];
     double ev_t[LEARNER_ACKS_EVIDENCE];
-    double last; /* clock of its last group or claim */
+    double last;  /* clock of its last group or claim */
+    int anchored; /* 0: known only by claims so far (done == known, nothing pending) */
 } learner_ack;
 
 typedef struct learner_ack_closed {
@@ -84,9 +94,12 @@ void learner_acks_free(learner_acks *a); /* closes the journal */
 int learner_acks_group(learner_acks *a, const char *actor, uint64_t inc, uint64_t seq,
                        uint64_t base, double t);
 /* A heartbeat of incarnation inc says it sent `sent` groups (at time t); as above
- * (LEARNER_ACK_NEW when taken, whether or not it told anything new). */
-int learner_acks_sent(learner_acks *a, const char *actor, uint64_t inc, uint64_t sent,
-                      uint64_t base, double t);
+ * (LEARNER_ACK_NEW when taken, whether or not it told anything new). `anchor`: an
+ * incarnation the ledger has never seen is anchored at 0 (every group it sent was meant
+ * for this ledger: one continued from a checkpoint), or when 0 left unanchored until its
+ * first group arrives. */
+int learner_acks_sent(learner_acks *a, const char *actor, uint64_t inc, uint64_t sent, int anchor,
+                      double t);
 /* Count lost every seq known sent for at least `grace` and not received; close
  * incarnations silent for `idle` with nothing pending. Returns the groups counted lost. */
 uint64_t learner_acks_tick(learner_acks *a, double t, double grace, double idle);

@@ -561,7 +561,7 @@ static void on_heartbeat(learner *l, Seed__Envelope *e) {
         /* an actor's count of groups sent: each not received within the grace is lost */
         int ack = h->role == SEED__ROLE__ROLE_ACTOR
                       ? learner_acks_sent(&l->acks, h->id, h->incarnation, h->groups_sent,
-                                          l->acks_continuous ? 0 : h->groups_sent, l->in_clock)
+                                          l->acks_continuous, l->in_clock)
                       : LEARNER_ACK_UNTRACKED;
         if (ack == LEARNER_ACK_FAR || ack == LEARNER_ACK_FULL) {
             snprintf(why, sizeof why, "groups_sent %llu of incarnation %016llx",

@@ -10,7 +10,9 @@ hole     seq 1 and 3 arrive, a heartbeat says 3 were sent: once the grace (the j
          reason `transit`; seq 2 arriving after that is refused as `late` and not counted
          again; a numbered group the validator refuses is received (episodes_refused), not
          lost in transit.
-restart  the learner checkpoints seq 1..3 (a clean stop), resumes, receives seq 4, is killed
+restart  a heartbeat claiming 3 sent reaches a new run's learner before groups seq 1..3:
+         they are received all the same (not late); the learner
+         checkpoints seq 1..3 (a clean stop), resumes, receives seq 4, is killed
          with SIGKILL before checkpointing it, resumes from the checkpoint (which does not
          know seq 4): seq 4 is counted lost in transit (the journal says the dead learner
          had it), seq 5 is received, seq 4 sent again is late, and the counters close.
@@ -167,8 +169,14 @@ def case_restart(tmp, port):
     job = write_job(tmp, port)
     lrn = start_learner(job, tmp)
     wait_for("the learner", lambda s: True, port, 240)
-    push(port, 0, [group(1), group(2), group(3)])
+    # the heartbeat first, as from an actor that started before this run's learner: the
+    # learner cannot tell yet which of the 3 were its own; the groups in flight behind
+    # the claim are received, not refused as late
     push(port, 4, [heartbeat(3)])
+    wait_for("the claim of 3 heard, nothing pending before a group",
+             lambda s: s["queues"]["acks_open"] == 1 and s["queues"]["acks_pending"] == 0,
+             port, 60)
+    push(port, 0, [group(1), group(2), group(3)])
     # past the warm start, whose end checkpoints: the checkpoint below is the stop's
     wait_for("seq 1..3 received, in stage 2",
              lambda s: s["counts"]["groups_received"] == 3 and s["stage"] == "rl", port, 240)
