@@ -212,10 +212,15 @@ static void test_pack(void) {
     learner_acks_free(&b);
 }
 
+/* A new temp dir (dir: a "/tmp/seed-acks-XXXXXX" buffer) and the journal's path in it. */
+static void journal_tmp(char *dir, char *path, size_t len) {
+    CHECK(mkdtemp(dir) != NULL, "temp dir");
+    snprintf(path, len, "%s/groups_in.journal", dir);
+}
+
 static void test_journal(void) {
     char dir[] = "/tmp/seed-acks-XXXXXX", path[256], err[512];
-    CHECK(mkdtemp(dir) != NULL, "temp dir");
-    snprintf(path, sizeof path, "%s/groups_in.journal", dir);
+    journal_tmp(dir, path, sizeof path);
     learner_acks a, b;
     learner_acks_init(&a);
     learner_acks_init(&b);
@@ -284,12 +289,10 @@ static void test_journal(void) {
  * incarnation known by a claim, then anchored by a group in flight behind that claim. */
 static void test_journal_anchor(void) {
     char dir[] = "/tmp/seed-acks-XXXXXX", path[256], err[512];
-    CHECK(mkdtemp(dir) != NULL, "temp dir");
-    snprintf(path, sizeof path, "%s/groups_in.journal", dir);
-    learner_acks a, b;
-    learner_acks_init(&a);
-    learner_acks_init(&b);
+    journal_tmp(dir, path, sizeof path);
     uint64_t lost = 9;
+    learner_acks a;
+    learner_acks_init(&a);
     CHECK(learner_acks_journal_open(&a, path, 0, &lost, err, sizeof err) == 0, "open: %s", err);
     learner_acks_group(&a, "actor-0", 0x41, 1, 0, 1.0); /* the ledger has a snapshot */
     void *snap = NULL;
@@ -305,6 +308,8 @@ static void test_journal_anchor(void) {
           (unsigned long long)a.journal_n);
     learner_acks_free(&a); /* killed */
 
+    learner_acks b;
+    learner_acks_init(&b);
     CHECK(learner_acks_unpack(&b, snap, len, 0, err, sizeof err) == 0, "restore: %s", err);
     CHECK(learner_acks_journal_open(&b, path, 10.0, &lost, err, sizeof err) == 0 && lost == 3,
           "3 received after the checkpoint died with the learner: %llu (%s)",
