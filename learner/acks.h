@@ -90,7 +90,8 @@ void learner_acks_free(learner_acks *a); /* closes the journal */
 
 /* Group `seq` of incarnation `inc` (sent by `actor`, may be NULL) arrived at time t.
  * `base`: for an incarnation the ledger has never seen, the seqs taken as settled before
- * it (0, or what it sent before this run's learner heard of it). Returns LEARNER_ACK_*. */
+ * it (0, or in a new run's ledger seq - 1: what it sent before its first group here).
+ * Returns LEARNER_ACK_*. */
 int learner_acks_group(learner_acks *a, const char *actor, uint64_t inc, uint64_t seq,
                        uint64_t base, double t);
 /* A heartbeat of incarnation inc says it sent `sent` groups (at time t); as above

@@ -128,8 +128,8 @@ typedef struct learner {
     double orphan_until;
     /* The groups-in acknowledgement ledger (learner/acks.h; under mu), whether it goes on
      * from a checkpoint's (then every seq an incarnation sent counts; else what it sent
-     * before this learner heard of it was another run's), the episodes of numbered groups
-     * the validator refused (received, so not lost in transit; under mu), the journal
+     * before its first group reached this learner was another run's), the episodes of numbered
+     * groups the validator refused (received, so not lost in transit; under mu), the journal
      * records the newest checkpoint holds (under mu) and the one being written (trainer
      * thread), and the ledger's grace clock: seconds the I/O thread spent reading
      * groups-in (a hub that holds actors back stops it; I/O thread only). */
